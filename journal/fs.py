@@ -1,0 +1,226 @@
+"""The only module of the journal package that changes the filesystem.
+
+Every effect (open-for-write, write, fsync, close, replace, directory fsync, unlink, mkdir,
+truncate) goes through :func:`_call`, which offers it to an optional *fault hook* first and after.
+Tests use the hook to count calls, inject ``OSError`` at the Nth call, shorten a write, or kill the
+process with ``os._exit`` before or after a chosen call (torn writes included). Production code
+never sets a hook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Name prefix of our temp files; the memory server's newest writer uses the same shape, so an
+#: inspector recognises litter from either.
+TEMP_PREFIX = ".nkatmp"
+TEMP_SUFFIX = ".tmp"
+
+
+@dataclass(frozen=True, slots=True)
+class FsCall:
+    """One filesystem effect as offered to the fault hook.
+
+    Attributes:
+        op: ``open`` | ``write`` | ``fsync`` | ``close`` | ``replace`` | ``fsync_dir`` | ``unlink`` |
+            ``mkdir`` | ``truncate``.
+        phase: ``before`` or ``after``.
+        path: the file or folder the call acts on (for ``replace``: the destination).
+        fd: the file descriptor for ``write``/``fsync``/``close``/``truncate``, else -1.
+        data: the bytes a ``write`` is about to write (``before`` only), else ``b""``.
+    """
+
+    op: str
+    phase: str
+    path: str
+    fd: int = -1
+    data: bytes = b""
+
+
+#: A hook may raise (the call then fails with that error), call ``os._exit`` (a crash), or, for a
+#: ``write`` in phase ``before``, return an int ``n``: only the first ``n`` bytes are written by that
+#: system call (a short write, which the caller must continue).
+FaultHook = Callable[[FsCall], "int | None"]
+
+_hook: FaultHook | None = None
+
+
+def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
+    """Install ``hook`` (or remove it with ``None``); return the previous one. For tests only."""
+    global _hook
+    previous, _hook = _hook, hook
+    return previous
+
+
+def _offer(call: FsCall) -> int | None:
+    hook = _hook
+    return hook(call) if hook is not None else None
+
+
+def _call(op: str, path: str, fn: Callable[[], Any], fd: int = -1) -> Any:
+    _offer(FsCall(op, "before", path, fd))
+    result = fn()
+    _offer(FsCall(op, "after", path, fd))
+    return result
+
+
+def _write_all(fd: int, data: bytes, path: str) -> None:
+    """Write every byte of ``data``, continuing after short writes."""
+    view = memoryview(data)
+    while view:
+        limit = _offer(FsCall("write", "before", path, fd, bytes(view)))
+        chunk = view if limit is None else view[: max(0, int(limit))]
+        written = os.write(fd, chunk) if len(chunk) else 0
+        _offer(FsCall("write", "after", path, fd))
+        if written == 0:
+            raise OSError(errno.EIO, "write made no progress", path)
+        view = view[written:]
+
+
+def _open(path: str, flags: int, mode: int = 0o644) -> int:
+    fd: int = _call("open", path, lambda: os.open(path, flags | getattr(os, "O_CLOEXEC", 0), mode))
+    return fd
+
+
+def _fsync(fd: int, path: str) -> None:
+    _call("fsync", path, lambda: os.fsync(fd), fd)
+
+
+def _close(fd: int, path: str) -> None:
+    _call("close", path, lambda: os.close(fd), fd)
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """fsync a folder so that a create, rename or delete inside it is durable."""
+    p = os.fspath(path)
+
+    def run() -> None:
+        dfd = os.open(p, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    _call("fsync_dir", p, run)
+
+
+def ensure_dir(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` (and missing parents) durably: each new folder's parent is fsynced."""
+    p = Path(path)
+    if p.is_dir():
+        return
+    missing: list[Path] = []
+    cur = p
+    while not cur.exists():
+        missing.append(cur)
+        cur = cur.parent
+    for folder in reversed(missing):
+        try:
+            _call("mkdir", str(folder), lambda f=folder: os.mkdir(f))  # type: ignore[misc]
+        except FileExistsError:
+            continue
+        fsync_dir(folder.parent)
+
+
+def durable_append(path: str | os.PathLike[str], data: bytes, *, keep_lines_apart: bool = True) -> int:
+    """Append ``data`` to ``path`` in one write, then flush to disk with fsync.
+
+    If ``keep_lines_apart`` and the file does not end with ``\\n`` (a torn last line), a ``\\n`` is
+    written first (in the same write), so the fragment stays an isolated bad line and the new
+    record is intact. When the file was empty (just created), its folder is fsynced too. If the
+    write fails, the file is truncated back to its old size (best effort) and the error propagates;
+    if fsync fails, the error propagates and the caller must not continue.
+
+    Returns:
+        The byte offset at which ``data`` starts in the file.
+    """
+    p = os.fspath(path)
+    fd = _open(p, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        size = os.fstat(fd).st_size
+        prefix = b""
+        if keep_lines_apart and size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            prefix = b"\n"
+        try:
+            _write_all(fd, prefix + data, p)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                _call("truncate", p, lambda: os.ftruncate(fd, size), fd)
+            raise
+        _fsync(fd, p)
+    finally:
+        # A failing close after a successful fsync loses nothing; it is still reported.
+        _close(fd, p)
+    if size == 0:
+        fsync_dir(os.path.dirname(p) or ".")
+    return size + len(prefix)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably.
+
+    A temp file in the same folder (``.nkatmp<8 hex>.tmp``, created exclusively, mode 0600) is
+    written, fsynced and closed, then ``os.replace``-d onto the target, then the folder is fsynced.
+    On any failure before the replace the temp file is removed, so no litter is left.
+    """
+    p = os.fspath(path)
+    folder = os.path.dirname(p) or "."
+    fd = -1
+    tmp = ""
+    for _ in range(32):
+        tmp = os.path.join(folder, f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}")
+        try:
+            fd = _open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(17, "could not create a unique temp file", folder)
+    try:
+        try:
+            _write_all(fd, data, tmp)
+            _fsync(fd, tmp)
+        finally:
+            fd_to_close, fd = fd, -1
+            _close(fd_to_close, tmp)
+        _call("replace", p, lambda: os.replace(tmp, p))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            _call("unlink", tmp, lambda: os.unlink(tmp))
+        raise
+    fsync_dir(folder)
+
+
+def dumps_view(obj: Any) -> bytes:
+    """Serialise a view, shard or sentinel exactly as the memory server does.
+
+    ``indent=2``, non-ASCII kept, no trailing newline.
+    """
+    return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """:func:`atomic_write_bytes` of :func:`dumps_view` ``(obj)``."""
+    atomic_write_bytes(path, dumps_view(obj))
+
+
+def replace_file(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """``os.replace`` through the hook, then fsync the destination folder."""
+    s, d = os.fspath(src), os.fspath(dst)
+    _call("replace", d, lambda: os.replace(s, d))
+    fsync_dir(os.path.dirname(d) or ".")
+
+
+def remove_file(path: str | os.PathLike[str]) -> None:
+    """Unlink ``path`` through the hook, then fsync its folder."""
+    p = os.fspath(path)
+    _call("unlink", p, lambda: os.unlink(p))
+    fsync_dir(os.path.dirname(p) or ".")

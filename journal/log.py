@@ -1,0 +1,382 @@
+"""EventLog: durable append, ``record_and_save`` (and its async twin), archives, compaction."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from journal import fs
+from journal.errors import InvalidCharacterError, UnknownEventTypeError
+from journal.events import (
+    JOURNAL_NAME,
+    REPLAYABLE_EVENT_TYPES,
+    Event,
+    check_event_type,
+    encode_event,
+    new_event,
+    now_iso,
+)
+from journal.reader import JournalRead, last_event_id, read_journal
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, append_entries, choose_shard, ensure_shard
+from journal.views import (
+    PERSONA,
+    REFLECTIONS,
+    VIEW_TYPES,
+    SentinelRead,
+    load_view,
+    read_sentinel,
+    save_view,
+    write_sentinel,
+)
+
+COMPACT_LINES_THRESHOLD = 10_000
+COMPACT_DAYS_THRESHOLD = 90
+
+Mutator = Callable[[Any], Any]
+
+
+def check_character_name(name: object) -> str:
+    """Return ``name`` if it can be a character folder name (Unicode and dots allowed).
+
+    Raises:
+        InvalidCharacterError: empty, ``.``/``..``, or containing a path separator or NUL.
+    """
+    if (
+        not isinstance(name, str)
+        or not name
+        or name in (".", "..")
+        or any(c in name for c in ("/", "\\", "\0"))
+        or os.path.isabs(name)
+    ):
+        raise InvalidCharacterError(f"invalid character name {name!r}")
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStatus:
+    """Whether a journal is due for compaction (memory-format §4.4).
+
+    Attributes:
+        due: ``lines >= 10,000`` or the first line's ``ts`` is at least 90 days old.
+        lines: physical lines, blank and corrupt ones included.
+        oldest_ts: the ``ts`` of the first line, when it parses.
+        age_days: age of ``oldest_ts`` in days, when known.
+        reason: why it is due, in words (``None`` when not due).
+    """
+
+    due: bool
+    lines: int
+    oldest_ts: str | None
+    age_days: float | None
+    reason: str | None
+
+
+def compaction_status(journal_path: str | os.PathLike[str], now: datetime | None = None) -> CompactionStatus:
+    """Count lines and read the first line's ``ts``; never raises on content."""
+    lines = 0
+    first = b""
+    last_byte = b"\n"
+    try:
+        with open(journal_path, "rb") as fh:
+            while chunk := fh.read(8 << 20):
+                if not first:
+                    first = chunk.split(b"\n", 1)[0][: 1 << 20]
+                lines += chunk.count(b"\n")
+                last_byte = chunk[-1:]
+    except FileNotFoundError:
+        return CompactionStatus(False, 0, None, None, None)
+    if last_byte != b"\n":
+        lines += 1
+    oldest: str | None = None
+    age: float | None = None
+    try:
+        from journal.views import parse_json_bytes
+
+        obj = parse_json_bytes(first.lstrip(b"\xef\xbb\xbf"))
+        if isinstance(obj, dict) and isinstance(obj.get("ts"), str):
+            oldest = obj["ts"]
+            age = ((now or datetime.now()) - datetime.fromisoformat(oldest)).total_seconds() / 86400
+    except (ValueError, TypeError):
+        age = None
+    reason = None
+    if lines >= COMPACT_LINES_THRESHOLD:
+        reason = f"{lines} lines (threshold {COMPACT_LINES_THRESHOLD})"
+    elif age is not None and age >= COMPACT_DAYS_THRESHOLD:
+        reason = f"oldest event is {age:.0f} days old (threshold {COMPACT_DAYS_THRESHOLD})"
+    return CompactionStatus(reason is not None, lines, oldest, age, reason)
+
+
+class EventLog:
+    """The journal of every character under one memory root.
+
+    One per-character ``threading.Lock`` serialises every write of that character in this
+    process (there is no cross-process lock, by design). The reconciler takes the same lock.
+
+    Attributes:
+        root: the memory root (``memory_dir``).
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    # -- paths and locks ------------------------------------------------------------------
+
+    def char_dir(self, character: str) -> Path:
+        """The folder of ``character`` (validated; not created)."""
+        return self.root / check_character_name(character)
+
+    def journal_path(self, character: str) -> Path:
+        return self.char_dir(character) / JOURNAL_NAME
+
+    def lock(self, character: str) -> threading.Lock:
+        """The per-character lock shared by writers and the reconciler."""
+        with self._locks_guard:
+            lock = self._locks.get(character)
+            if lock is None:
+                lock = self._locks[character] = threading.Lock()
+            return lock
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read(self, character: str) -> JournalRead:
+        """Read the whole journal of ``character`` (tolerant; never raises on content)."""
+        return read_journal(self.journal_path(character))
+
+    def sentinel(self, character: str) -> SentinelRead:
+        return read_sentinel(self.char_dir(character))
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def append(self, character: str, event_type: str, payload: dict[str, Any]) -> Event:
+        """Durably append one event (no view change, no sentinel move).
+
+        Raises:
+            UnknownEventTypeError: before anything is written.
+            OSError: the append or its fsync failed.
+        """
+        event = new_event(event_type, payload)
+        line = encode_event(event)
+        with self.lock(character):
+            cd = self.char_dir(character)
+            fs.ensure_dir(cd)
+            fs.durable_append(cd / JOURNAL_NAME, line)
+        return event
+
+    def record_and_save(
+        self,
+        character: str,
+        event_type: str,
+        payload: dict[str, Any],
+        mutate: Mutator,
+        *,
+        view: str,
+    ) -> Event:
+        """Record a covered mutation, then apply it to a view (the write contract).
+
+        Under the character's lock: load ``view`` → append the event with fsync → ``mutate`` the
+        loaded view (in place, or return a replacement) → save the view atomically → advance the
+        sentinel.
+
+        The sentinel advances only if, before the append, it equalled the id of the last complete
+        event in the journal (or the journal had no events and the sentinel was null/missing):
+        otherwise an unapplied tail is on disk, and moving the sentinel would orphan it. The
+        sentinel is then left alone so the tail, this event included, is replayed next time.
+
+        Raises:
+            UnknownEventTypeError: undeclared ``event_type``; nothing written.
+            ViewCorruptError: the view cannot be loaded; nothing written.
+            OSError: append/fsync failed (the view is untouched); or a later step failed (the event
+                is durable and will be replayed).
+        """
+        event = new_event(event_type, payload)
+        line = encode_event(event)
+        expected = VIEW_TYPES.get(view, dict)
+        with self.lock(character):
+            cd = self.char_dir(character)
+            current = load_view(cd / view, expected)
+            return self._commit(cd, event, line, view, current, mutate, None)
+
+    async def arecord_and_save(
+        self,
+        character: str,
+        event_type: str,
+        payload: dict[str, Any],
+        mutate: Mutator,
+        *,
+        view: str,
+    ) -> Event:
+        """Async twin of :meth:`record_and_save`: the whole block runs in one worker thread.
+
+        The threading lock is taken and released inside that thread, never held across an await.
+        """
+        return await asyncio.to_thread(self.record_and_save, character, event_type, payload, mutate, view=view)
+
+    def _sentinel_at_end(self, cd: Path) -> bool:
+        sentinel = read_sentinel(cd)
+        known, last = last_event_id(cd / JOURNAL_NAME)
+        if not known:
+            return False
+        if last is None:
+            return sentinel.event_id is None
+        return sentinel.event_id == last
+
+    def _commit(
+        self,
+        cd: Path,
+        event: Event,
+        line: bytes,
+        view: str,
+        current: Any,
+        mutate: Mutator,
+        after_save: Callable[[], Any] | None,
+    ) -> Event:
+        # Caller holds the lock and has loaded `current`.
+        fs.ensure_dir(cd)
+        may_advance = self._sentinel_at_end(cd)
+        fs.durable_append(cd / JOURNAL_NAME, line)
+        replaced = mutate(current)
+        if replaced is not None:
+            current = replaced
+        save_view(cd / view, current)
+        if after_save is not None:
+            after_save()
+        if may_advance:
+            write_sentinel(cd, event.event_id)
+        return event
+
+    # -- archives --------------------------------------------------------------------------
+
+    def archive_reflection(self, character: str, reflection_id: str, *, today: date | None = None) -> Event | None:
+        """Archive a reflection: event + removal from ``reflections.json``, then the shard append.
+
+        The shard is chosen and created as ``[]`` first; the sentinel is committed only after the
+        shard entry is durable, so a crash in between leaves the event to be replayed (the memory
+        server advances the sentinel first and can lose the entry in that window).
+
+        Returns:
+            The event, or ``None`` when no reflection has that id.
+        """
+        with self.lock(character):
+            cd = self.char_dir(character)
+            reflections = load_view(cd / REFLECTIONS, list)
+            entry = next((e for e in reflections if isinstance(e, dict) and e.get("id") == reflection_id), None)
+            if entry is None:
+                return None
+            archive_dir = cd / REFLECTION_ARCHIVE
+            fs.ensure_dir(cd)
+            name = choose_shard(archive_dir, today)
+            ensure_shard(archive_dir, name)
+            archived_at = now_iso()
+            snapshot = {**entry, "archived_at": archived_at, "status": "archived", "archive_shard_path": name}
+            payload = {
+                "reflection_id": reflection_id,
+                "from": entry.get("status"),
+                "to": "archived",
+                "archive_shard_path": name,
+                "archived_at": archived_at,
+                "entry_snapshot": snapshot,
+            }
+            event = new_event("reflection.state_changed", payload)
+
+            def remove(view: list[Any]) -> list[Any]:
+                return [e for e in view if not (isinstance(e, dict) and e.get("id") == reflection_id)]
+
+            return self._commit(
+                cd,
+                event,
+                encode_event(event),
+                REFLECTIONS,
+                reflections,
+                remove,
+                lambda: append_entries(archive_dir, name, [snapshot]),
+            )
+
+    def archive_persona_entry(
+        self, character: str, entity_key: str, entry_id: str, *, today: date | None = None
+    ) -> Event | None:
+        """Archive a persona entry (same order and guarantees as :meth:`archive_reflection`).
+
+        Returns:
+            The event, or ``None`` when the section or entry does not exist or is protected.
+        """
+        with self.lock(character):
+            cd = self.char_dir(character)
+            persona = load_view(cd / PERSONA, dict)
+            section = persona.get(entity_key)
+            facts = section.get("facts") if isinstance(section, dict) else None
+            if not isinstance(facts, list):
+                return None
+            entry = next((e for e in facts if isinstance(e, dict) and e.get("id") == entry_id), None)
+            if entry is None or entry.get("protected"):
+                return None
+            archive_dir = cd / PERSONA_ARCHIVE
+            fs.ensure_dir(cd)
+            name = choose_shard(archive_dir, today)
+            ensure_shard(archive_dir, name)
+            archived_at = now_iso()
+            snapshot = {**entry, "archived_at": archived_at, "archive_shard_path": name}
+            payload = {
+                "entity_key": entity_key,
+                "entry_id": entry_id,
+                "archive_shard_path": name,
+                "archived_at": archived_at,
+                "text": entry.get("text"),
+                "source": entry.get("source"),
+                "entry_snapshot": snapshot,
+            }
+            event = new_event("persona.fact_added", payload)
+
+            def remove(view: dict[str, Any]) -> None:
+                sec = view[entity_key]
+                sec["facts"] = [e for e in sec["facts"] if not (isinstance(e, dict) and e.get("id") == entry_id)]
+
+            return self._commit(
+                cd,
+                event,
+                encode_event(event),
+                PERSONA,
+                persona,
+                remove,
+                lambda: append_entries(archive_dir, name, [snapshot]),
+            )
+
+    # -- compaction ------------------------------------------------------------------------
+
+    def compaction_status(self, character: str, now: datetime | None = None) -> CompactionStatus:
+        return compaction_status(self.journal_path(character), now)
+
+    def compact(self, character: str, seeds: Sequence[tuple[str, dict[str, Any]]]) -> list[Event]:
+        """Replace the journal with ``seeds`` and reset the sentinel to null (never called for you).
+
+        Each seed is ``(event_type, payload)``; every seed gets a new uuid4 and all share one ``ts``.
+        The journal is replaced atomically (temp + ``os.replace``), then the sentinel is reset, so
+        the seeds replay. A crash between the two leaves a sentinel naming an id that no longer
+        exists, which also means a full replay of the seeds.
+
+        Raises:
+            UnknownEventTypeError: a seed type is undeclared or has no replay handler (it would
+                wedge replay); nothing is written.
+        """
+        ts = now_iso()
+        events: list[Event] = []
+        for event_type, payload in seeds:
+            check_event_type(event_type)
+            if event_type not in REPLAYABLE_EVENT_TYPES:
+                raise UnknownEventTypeError(f"seed type {event_type!r} has no replay handler")
+            ev = new_event(event_type, payload)
+            events.append(Event(ev.event_id, ev.type, ts, ev.payload))
+        data = b"".join(encode_event(e) for e in events)
+        with self.lock(character):
+            cd = self.char_dir(character)
+            fs.ensure_dir(cd)
+            fs.atomic_write_bytes(cd / JOURNAL_NAME, data)
+            write_sentinel(cd, None)
+        return events

@@ -1,0 +1,463 @@
+"""Tolerant, incremental reader of ``events.ndjson`` that locates every defect.
+
+The reader never raises on content. Each physical line (split on ``\\n``) becomes either an
+:class:`~journal.events.Event`, a :class:`Defect`, both (``unknown_type``, ``glued``), or nothing
+(a blank line). Line numbers are 1-based, byte offsets 0-based from the start of the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from journal.events import ALL_EVENT_TYPES, Event
+
+BOM = b"\xef\xbb\xbf"
+
+#: Defect kinds, a closed set.
+DEFECT_KINDS = (
+    "malformed",
+    "torn_tail",
+    "glued",
+    "not_object",
+    "missing_event_id",
+    "duplicate_event_id",
+    "unknown_type",
+    "invalid_utf8",
+)
+
+#: Bounds on glued-line salvage, so a hostile 20 MiB line costs a bounded number of parse attempts.
+_GLUE_MAX_CANDIDATES = 64
+_GLUE_MAX_SUFFIX = 16 << 20
+
+_CHUNK = 8 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Defect:
+    """A located problem in the journal.
+
+    Attributes:
+        kind: one of :data:`DEFECT_KINDS`.
+        line: 1-based line number.
+        offset: byte offset of the line's first byte.
+        length: length of the line in bytes (without its ``\\n``).
+        message: what is wrong, in words.
+        event_id: for ``duplicate_event_id`` / ``unknown_type``: the record's id.
+        recovered_event_id: for ``glued``: the id of the intact event recovered from the line.
+    """
+
+    kind: str
+    line: int
+    offset: int
+    length: int
+    message: str
+    event_id: str | None = None
+    recovered_event_id: str | None = None
+
+
+def _loads(raw: bytes) -> Any:
+    """Parse ``raw``; orjson first, then stdlib json (which accepts NaN/Infinity as Python writes)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return _BAD
+
+
+class _Bad:
+    __slots__ = ()
+
+
+_BAD: Any = _Bad()
+
+
+def _preview(raw: bytes, limit: int = 60) -> str:
+    text = raw[:limit].decode("utf-8", "replace")
+    return text + ("…" if len(raw) > limit else "")
+
+
+class JournalScanner:
+    """Stateful line classifier: feed it bytes in order, get events and defects back.
+
+    It keeps the position (line number, byte offset), the ids seen so far (for duplicate
+    detection) and an unterminated remainder between calls, so it can tail a growing file.
+
+    Attributes:
+        offset: bytes consumed so far (complete lines only).
+        line: number of complete lines consumed so far.
+        lines_total: lines classified so far, blank ones included.
+    """
+
+    def __init__(self, *, offset: int = 0, line: int = 0, seen_ids: set[str] | None = None) -> None:
+        self.offset = offset
+        self.line = line
+        self.seen_ids: set[str] = seen_ids if seen_ids is not None else set()
+        self._rest = b""
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an unterminated last line held back until it is completed or finished."""
+        return len(self._rest)
+
+    def feed(self, data: bytes, events: list[Event], defects: list[Defect]) -> None:
+        """Classify every complete line in ``self``'s remainder + ``data``; append results."""
+        if self._rest:
+            data = self._rest + data
+            self._rest = b""
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self._rest = data
+            return
+        if cut + 1 < len(data):
+            self._rest = data[cut + 1 :]
+        self._scan(data, cut, events, defects)
+
+    def finish(self, events: list[Event], defects: list[Defect]) -> None:
+        """Classify the held-back unterminated last line (the file is complete)."""
+        raw, self._rest = self._rest, b""
+        if raw:
+            self._classify_slow(raw, events, defects, terminated=False)
+            self.offset += len(raw)
+            self.line += 1
+
+    def _scan(self, data: bytes, end: int, events: list[Event], defects: list[Defect]) -> None:
+        # The hot loop: one orjson parse per line, everything else inline.
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        known = ALL_EVENT_TYPES
+        seen = self.seen_ids
+        add_seen = seen.add
+        append = events.append
+        offset = self.offset
+        line = self.line
+        for raw in data[:end].split(b"\n"):
+            line += 1
+            try:
+                obj = loads(raw)
+            except decode_error:
+                obj = _BAD
+            if obj.__class__ is dict:
+                eid = obj.get("event_id")
+                if eid.__class__ is str and eid and eid not in seen:
+                    etype = obj.get("type")
+                    if etype.__class__ is str and etype in known:
+                        add_seen(eid)
+                        ts = obj.get("ts")
+                        payload = obj.get("payload")
+                        append(
+                            Event(
+                                eid,
+                                etype,
+                                ts if ts.__class__ is str else "",
+                                {} if payload is None else payload,
+                                line,
+                                offset,
+                            )
+                        )
+                        offset += len(raw) + 1
+                        continue
+            self.line, self.offset = line - 1, offset
+            self._classify_slow(raw, events, defects, terminated=True)
+            offset += len(raw) + 1
+        self.offset, self.line = offset, line
+
+    # -- slow path: anything that is not a clean, new, declared record ------------------------
+
+    def _classify_slow(
+        self,
+        raw: bytes,
+        events: list[Event],
+        defects: list[Defect],
+        *,
+        terminated: bool,
+    ) -> None:
+        line_no = self.line + 1
+        offset = self.offset
+        length = len(raw)
+        body = raw
+        skip = 0
+        if body.startswith(BOM):
+            body, skip = body[3:], 3
+        if not body.strip():
+            return  # blank line: counted, not a defect
+        obj = _loads(body)
+        if obj is not _BAD:
+            self._accept(obj, line_no, offset + skip, length, events, defects)
+            return
+        recovered = self._salvage_glued(body)
+        if recovered is not None:
+            pos, rec = recovered
+            defects.append(
+                Defect(
+                    "glued",
+                    line_no,
+                    offset,
+                    length,
+                    f"torn fragment of {pos + skip} bytes glued to an intact record",
+                    recovered_event_id=rec["event_id"],
+                )
+            )
+            self._accept(rec, line_no, offset + skip + pos, length, events, defects)
+            return
+        if not terminated:
+            defects.append(
+                Defect("torn_tail", line_no, offset, length, f"unterminated last line: {_preview(body)!r}")
+            )
+            return
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            defects.append(
+                Defect("invalid_utf8", line_no, offset, length, f"invalid UTF-8 at byte {exc.start + skip}")
+            )
+            return
+        defects.append(Defect("malformed", line_no, offset, length, f"not valid JSON: {_preview(body)!r}"))
+
+    def _salvage_glued(self, body: bytes) -> tuple[int, dict[str, Any]] | None:
+        candidates: list[int] = []
+        pos = body.find(b'{"event_id"', 1)
+        while pos > 0 and len(candidates) < _GLUE_MAX_CANDIDATES:
+            candidates.append(pos)
+            pos = body.find(b'{"event_id"', pos + 1)
+        pos = body.find(b"{", 1)
+        while pos > 0 and len(candidates) < 2 * _GLUE_MAX_CANDIDATES:
+            if pos not in candidates:
+                candidates.append(pos)
+            pos = body.find(b"{", pos + 1)
+        for pos in candidates:
+            if len(body) - pos > _GLUE_MAX_SUFFIX:
+                continue
+            obj = _loads(body[pos:])
+            if obj is not _BAD and obj.__class__ is dict:
+                eid = obj.get("event_id")
+                if isinstance(eid, str) and eid:
+                    return pos, obj
+        return None
+
+    def _accept(
+        self, obj: Any, line_no: int, offset: int, length: int, events: list[Event], defects: list[Defect]
+    ) -> None:
+        if not isinstance(obj, dict):
+            defects.append(
+                Defect("not_object", line_no, offset, length, f"a JSON {type(obj).__name__}, not an object")
+            )
+            return
+        eid = obj.get("event_id")
+        if not isinstance(eid, str) or not eid:
+            defects.append(
+                Defect("missing_event_id", line_no, offset, length, "object without a string event_id")
+            )
+            return
+        if eid in self.seen_ids:
+            defects.append(
+                Defect(
+                    "duplicate_event_id",
+                    line_no,
+                    offset,
+                    length,
+                    f"event id {eid} already appeared earlier; this copy is not replayed",
+                    event_id=eid,
+                )
+            )
+            return
+        self.seen_ids.add(eid)
+        etype = obj.get("type")
+        ts = obj.get("ts")
+        payload = obj.get("payload")
+        event = Event(
+            eid,
+            etype if isinstance(etype, str) else "",
+            ts if isinstance(ts, str) else "",
+            {} if payload is None else payload,
+            line_no,
+            offset,
+        )
+        if not (isinstance(etype, str) and etype in ALL_EVENT_TYPES):
+            what = "missing or non-string type" if not isinstance(etype, str) else f"undeclared type {etype!r}"
+            defects.append(Defect("unknown_type", line_no, offset, length, what, event_id=eid))
+        events.append(event)
+
+
+@dataclass(slots=True)
+class JournalRead:
+    """A whole journal, read once.
+
+    Attributes:
+        events: every event in file order (recovered glued events included).
+        defects: every located defect in file order.
+        lines: physical lines, blank ones included.
+        size: bytes read.
+        present: whether the file existed.
+        error: an ``OSError`` message when the file could not be read.
+    """
+
+    events: list[Event] = field(default_factory=list)
+    defects: list[Defect] = field(default_factory=list)
+    lines: int = 0
+    size: int = 0
+    present: bool = False
+    error: str | None = None
+
+
+def iter_journal(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> Iterator[tuple[list[Event], list[Defect]]]:
+    """Read a journal in chunks, yielding ``(events, defects)`` batches in file order.
+
+    Memory stays bounded by the chunk size plus the longest line. Raises ``OSError`` only for the
+    open/read itself (missing, unreadable file).
+    """
+    scanner = JournalScanner()
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(chunk_size)
+            events: list[Event] = []
+            defects: list[Defect] = []
+            if not chunk:
+                scanner.finish(events, defects)
+                if events or defects:
+                    yield events, defects
+                return
+            scanner.feed(chunk, events, defects)
+            if events or defects:
+                yield events, defects
+
+
+def read_journal(path: str | os.PathLike[str]) -> JournalRead:
+    """Read a whole journal; never raises (a missing or unreadable file is reported in the result)."""
+    result = JournalRead()
+    scanner = JournalScanner()
+    try:
+        with open(path, "rb") as fh:
+            result.present = True
+            while chunk := fh.read(_CHUNK):
+                scanner.feed(chunk, result.events, result.defects)
+            scanner.finish(result.events, result.defects)
+    except FileNotFoundError:
+        result.present = False
+    except OSError as exc:
+        result.error = f"cannot read {os.fspath(path)}: {exc.strerror or exc}"
+    result.lines = scanner.line
+    result.size = scanner.offset
+    return result
+
+
+def classify_record(raw: bytes) -> str | None:
+    """The event id a single complete line stands for (glued salvage included), else ``None``."""
+    scanner = JournalScanner()
+    events: list[Event] = []
+    scanner._classify_slow(raw, events, [], terminated=True)
+    return events[0].event_id if events else None
+
+
+def last_event_id(path: str | os.PathLike[str], *, max_back: int = 8 << 20) -> tuple[bool, str | None]:
+    """Find the id of the last complete event by reading backwards from the end of the file.
+
+    Costs O(length of the last lines), not O(journal). Returns ``(known, event_id)``: ``(True,
+    None)`` when the journal is missing or has no events in a short file, ``(False, None)`` when the
+    last ``max_back`` bytes hold no parseable record in a longer file (the answer is unknown, so a
+    caller must be conservative).
+    """
+    try:
+        fh = open(path, "rb")
+    except FileNotFoundError:
+        return True, None
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        start = max(0, size - max_back)
+        fh.seek(start)
+        data = fh.read(size - start)
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first piece may be a partial line
+    for raw in reversed(lines):
+        if not raw.strip():
+            continue
+        eid = classify_record(raw)
+        if eid is not None:
+            return True, eid
+    return start == 0, None
+
+
+@dataclass(slots=True)
+class TailUpdate:
+    """What :meth:`JournalTail.poll` found.
+
+    Attributes:
+        reset: the file shrank, or was replaced by another file (compaction): the caller must
+            discard what it had; ``events``/``defects`` then start from the beginning of the new file.
+        events: new events since the previous poll.
+        defects: new defects since the previous poll.
+        size: bytes consumed so far.
+        present: whether the file exists.
+    """
+
+    reset: bool
+    events: list[Event]
+    defects: list[Defect]
+    size: int
+    present: bool
+
+
+class JournalTail:
+    """Follows a growing journal: each :meth:`poll` reads only the bytes appended since the last one.
+
+    An unterminated last line is held back until its ``\\n`` arrives (a writer may be mid-write).
+    Truncation (size below what was consumed) or replacement (a different inode/device) is
+    reported as ``reset`` and reading restarts from offset 0.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._identity: tuple[int, int] | None = None
+        self._scanner = JournalScanner()
+        self._read_pos = 0
+
+    @property
+    def lines(self) -> int:
+        return self._scanner.line
+
+    def poll(self, max_bytes: int | None = None) -> TailUpdate:
+        """Read what was appended since the last poll (at most ``max_bytes`` when given)."""
+        events: list[Event] = []
+        defects: list[Defect] = []
+        reset = False
+        try:
+            fh = open(self.path, "rb")
+        except FileNotFoundError:
+            if self._identity is not None:
+                self._restart()
+                return TailUpdate(True, events, defects, 0, False)
+            return TailUpdate(False, events, defects, 0, False)
+        with fh:
+            st = os.fstat(fh.fileno())
+            identity = (st.st_dev, st.st_ino)
+            if self._identity is not None and (identity != self._identity or st.st_size < self._read_pos):
+                self._restart()
+                reset = True
+            self._identity = identity
+            fh.seek(self._read_pos)
+            remaining = st.st_size - self._read_pos
+            if max_bytes is not None:
+                remaining = min(remaining, max_bytes)
+            while remaining > 0:
+                chunk = fh.read(min(_CHUNK, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                self._read_pos += len(chunk)
+                self._scanner.feed(chunk, events, defects)
+        return TailUpdate(reset, events, defects, self._scanner.offset, True)
+
+    def _restart(self) -> None:
+        self._identity = None
+        self._scanner = JournalScanner()
+        self._read_pos = 0

@@ -1,0 +1,150 @@
+"""Archive shards: naming, validation, choosing a shard, and idempotent append by entry ``id``."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterable
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from journal import fs
+from journal.errors import BadShardNameError, ShardCorruptError
+from journal.views import parse_json_bytes
+
+REFLECTION_ARCHIVE = "reflection_archive"
+PERSONA_ARCHIVE = "persona_archive"
+ARCHIVE_FILE_MAX_ENTRIES = 500
+
+#: ASCII digits only: ``\\d`` would also accept other scripts' digits.
+SHARD_NAME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9a-f]{8}\.json")
+
+
+def is_shard_name(name: object) -> bool:
+    """Whether ``name`` is a valid shard basename (``YYYY-MM-DD_<8 hex>.json``)."""
+    return isinstance(name, str) and SHARD_NAME_RE.fullmatch(name) is not None
+
+
+def validate_shard_name(name: object) -> str:
+    """Return ``name`` if it is a valid shard basename.
+
+    Raises:
+        BadShardNameError: anything else: path separators, ``..``, absolute paths, other names,
+            non-strings. Nothing is written in that case.
+    """
+    if not is_shard_name(name):
+        raise BadShardNameError(
+            f"invalid shard basename {name!r}: expected YYYY-MM-DD_<8 lowercase hex>.json"
+        )
+    assert isinstance(name, str)
+    return name
+
+
+def shard_path(archive_dir: str | os.PathLike[str], name: object) -> Path:
+    """The path of shard ``name`` inside ``archive_dir``, after validating the name."""
+    return Path(archive_dir) / validate_shard_name(name)
+
+
+def load_shard(path: str | os.PathLike[str]) -> list[Any] | None:
+    """Entries of a shard; ``None`` when the file does not exist.
+
+    Raises:
+        ShardCorruptError: the file is not JSON or not a list.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        obj = parse_json_bytes(data)
+    except ValueError as exc:
+        raise ShardCorruptError(f"shard {p.name} is not valid JSON: {exc}") from exc
+    if not isinstance(obj, list):
+        raise ShardCorruptError(f"shard {p.name} has a top-level {type(obj).__name__}, not a list")
+    return obj
+
+
+def list_shards(archive_dir: str | os.PathLike[str]) -> list[str]:
+    """Valid shard basenames in ``archive_dir``, sorted; other files are ignored."""
+    try:
+        names = os.listdir(archive_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if is_shard_name(n))
+
+
+def choose_shard(archive_dir: str | os.PathLike[str], today: date | None = None) -> str:
+    """Pick the shard an append goes to (memory-format §1.3).
+
+    Today's shards in lexical order; the first holding fewer than 500 entries; a corrupt shard
+    counts as full. Otherwise a new name with today's date and a fresh uuid8, re-rolled on
+    collision. Does not create the file.
+    """
+    day = (today or date.today()).isoformat()
+    existing = list_shards(archive_dir)
+    for name in existing:
+        if not name.startswith(day + "_"):
+            continue
+        try:
+            entries = load_shard(Path(archive_dir) / name)
+        except (ShardCorruptError, OSError):
+            continue
+        if entries is None or len(entries) < ARCHIVE_FILE_MAX_ENTRIES:
+            return name
+    taken = set(existing)
+    while True:
+        name = f"{day}_{uuid.uuid4().hex[:8]}.json"
+        if name not in taken:
+            return name
+
+
+def ensure_shard(archive_dir: str | os.PathLike[str], name: str) -> bool:
+    """Create shard ``name`` as ``[]`` (and its folder) if it does not exist. Returns whether it did."""
+    path = shard_path(archive_dir, name)
+    if path.exists():
+        return False
+    fs.ensure_dir(archive_dir)
+    fs.atomic_write_json(path, [])
+    return True
+
+
+def append_entries(archive_dir: str | os.PathLike[str], name: object, entries: Iterable[dict[str, Any]]) -> bool:
+    """Append each entry whose ``id`` is not yet in shard ``name``; idempotent.
+
+    Creates the folder and the shard when missing. Returns whether the shard changed.
+
+    Raises:
+        BadShardNameError: ``name`` is not a valid basename (nothing written).
+        ShardCorruptError: the shard exists but is corrupt (it is never overwritten).
+    """
+    path = shard_path(archive_dir, name)
+    current = load_shard(path)
+    existed = current is not None
+    current = [] if current is None else current
+    ids = {e.get("id") for e in current if isinstance(e, dict)}
+    changed = False
+    for entry in entries:
+        if entry.get("id") in ids:
+            continue
+        current.append(dict(entry))
+        ids.add(entry.get("id"))
+        changed = True
+    if changed or not existed:
+        fs.ensure_dir(archive_dir)
+        fs.atomic_write_json(path, current)
+    return changed or not existed
+
+
+def shard_contains(archive_dir: str | os.PathLike[str], name: object, entry_id: object) -> bool | None:
+    """Whether shard ``name`` holds an entry with ``entry_id``; ``None`` if the shard is missing.
+
+    Raises:
+        BadShardNameError, ShardCorruptError: as :func:`append_entries`.
+    """
+    entries = load_shard(shard_path(archive_dir, name))
+    if entries is None:
+        return None
+    return any(isinstance(e, dict) and e.get("id") == entry_id for e in entries)

@@ -1,0 +1,23 @@
+"""Suite-wide setup: headless Qt, and no leaked threads."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+# Set before anything imports Qt: every Qt test in this suite runs headless unless a test
+# deliberately starts a real X server (the Xvfb smoke test).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_threads():
+    before = set(threading.enumerate())
+    yield
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    for t in leaked:
+        t.join(timeout=5)
+    still = [t.name for t in leaked if t.is_alive()]
+    assert not still, f"test leaked threads: {still}"
