@@ -1,4 +1,13 @@
-"""Command-line entry point ``memory-inspector``."""
+"""Command-line entry point ``memory-inspector``: the window by default, or a headless subcommand.
+
+    memory-inspector [PATH] [--redact] [--screenshot OUT.png]     the window (sample data without PATH)
+    memory-inspector check PATH [--character NAME] [--json] [--all-events]
+    memory-inspector replay PATH --character NAME [--dry-run] [--until EVENT_ID] [--repair-orphans]
+                            [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
+    memory-inspector restore BACKUP [--yes]
+
+Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +17,82 @@ from collections.abc import Sequence
 
 from inspector import __version__
 
+SUBCOMMANDS = ("check", "replay", "restore")
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with 2 and a one-line reason (its default, made explicit)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_gui_parser() -> argparse.ArgumentParser:
+    p = _Parser(
         prog="memory-inspector",
-        description="Inspect, diagnose and safely replay AI-companion memory folders.",
+        description="Inspect, diagnose and safely replay AI-companion memory folders. "
+        "Subcommands for scripts: check, replay, restore (see 'memory-inspector check --help').",
     )
-    parser.add_argument("--version", action="version", version=f"memory-inspector {__version__}")
-    return parser
+    p.add_argument("--version", action="version", version=f"memory-inspector {__version__}")
+    p.add_argument("path", nargs="?", help="memory root, character folder or .zip export (default: bundled sample)")
+    p.add_argument("--redact", action="store_true", help="hide entry text and chat content (for screenshots)")
+    p.add_argument("--screenshot", metavar="OUT.png", help="load, render the main window to a PNG and exit")
+    return p
+
+
+def build_command_parser(command: str) -> argparse.ArgumentParser:
+    if command == "check":
+        p = _Parser(prog="memory-inspector check", description="Diagnose a memory folder (read-only).")
+        p.add_argument("path", help="memory root, character folder or .zip export")
+        p.add_argument("--character", metavar="NAME", help="only this character")
+        p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+        p.add_argument("--all-events", action="store_true", help="list applied events too")
+        return p
+    if command == "replay":
+        p = _Parser(prog="memory-inspector replay", description="Guarded replay of pending events.")
+        p.add_argument("path", help="memory root or character folder")
+        p.add_argument("--character", metavar="NAME", required=True)
+        p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
+        p.add_argument("--until", metavar="EVENT_ID", help="replay up to and including this event")
+        p.add_argument("--repair-orphans", action="store_true", help="re-apply orphaned archive events")
+        p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        p.add_argument("--backup-dir", metavar="DIR", help="where backups and reports go")
+        p.add_argument(
+            "--i-know-the-server-is-stopped",
+            dest="override_server_lock",
+            action="store_true",
+            help="replay even though the launcher lock is held (recorded in the report)",
+        )
+        return p
+    if command == "restore":
+        p = _Parser(prog="memory-inspector restore", description="Put a replay backup back.")
+        p.add_argument("backup", help="a backup folder written by replay")
+        p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        return p
+    raise ValueError(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    parser.parse_args(argv)
-    print("memory-inspector: the window is not built yet (see the open issues).", file=sys.stderr)
-    return 0
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in SUBCOMMANDS:
+        command = args_list[0]
+        args = build_command_parser(command).parse_args(args_list[1:])
+        if command == "check":
+            from inspector.check_cmd import run_check
+
+            return run_check(args)
+        if command == "replay":
+            from inspector.replay_cmd import run_replay
+
+            return run_replay(args)
+        from inspector.replay_cmd import run_restore
+
+        return run_restore(args)
+    args = build_gui_parser().parse_args(args_list)
+    from inspector.app import run_gui
+
+    return run_gui(args.path, redact=args.redact, screenshot=args.screenshot)
 
 
 if __name__ == "__main__":
