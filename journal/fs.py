@@ -164,12 +164,13 @@ def durable_append(path: str | os.PathLike[str], data: bytes, *, keep_lines_apar
     return size + len(prefix)
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically and durably.
 
     A temp file in the same folder (``.nkatmp<8 hex>.tmp``, created exclusively, mode 0600) is
     written, fsynced and closed, then ``os.replace``-d onto the target, then the folder is fsynced.
     On any failure before the replace the temp file is removed, so no litter is left.
+    ``durable=False`` skips both fsyncs: only for scratch copies (dry runs), never for real folders.
     """
     p = os.fspath(path)
     folder = os.path.dirname(p) or "."
@@ -187,7 +188,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         try:
             _write_all(fd, data, tmp)
-            _fsync(fd, tmp)
+            if durable:
+                _fsync(fd, tmp)
         finally:
             fd_to_close, fd = fd, -1
             _close(fd_to_close, tmp)
@@ -196,7 +198,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(OSError):
             _call("unlink", tmp, lambda: os.unlink(tmp))
         raise
-    fsync_dir(folder)
+    if durable:
+        fsync_dir(folder)
 
 
 def dumps_view(obj: Any) -> bytes:
@@ -207,9 +210,9 @@ def dumps_view(obj: Any) -> bytes:
     return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
 
 
-def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, durable: bool = True) -> None:
     """:func:`atomic_write_bytes` of :func:`dumps_view` ``(obj)``."""
-    atomic_write_bytes(path, dumps_view(obj))
+    atomic_write_bytes(path, dumps_view(obj), durable=durable)
 
 
 def replace_file(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
