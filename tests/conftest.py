@@ -21,3 +21,11 @@ def _no_leaked_threads():
         t.join(timeout=5)
     still = [t.name for t in leaked if t.is_alive()]
     assert not still, f"test leaked threads: {still}"
+
+
+def pytest_collection_modifyitems(items):
+    """Auto-mark every test that uses qtbot (or lives under tests/inspector/widgets) as ``gui``."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if "qtbot" in fixtures or "qapp" in fixtures or "/widgets/" in str(item.fspath):
+            item.add_marker(pytest.mark.gui)
