@@ -1,0 +1,184 @@
+"""``memory-inspector replay`` and ``memory-inspector restore``: guarded replay from a terminal.
+
+Both print what they would do first (the same text the window shows), then ask on the terminal
+unless ``--yes`` was given; when stdin is not a terminal they refuse instead of guessing.
+
+Exit codes: 0 everything planned was applied (or restored, or nothing was pending); 1 replay
+stopped at a blocked event, was cancelled or declined, or a guard refused; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TextIO
+
+from inspector.core.guarded_replay import (
+    ASK_APPLY,
+    ASK_RECENT_WRITES,
+    ASK_RESTORE,
+    BadInputError,
+    Question,
+    ReplayRequest,
+    Scope,
+    describe_outcome,
+    describe_restore_outcome,
+    run_guarded_replay,
+    run_guarded_restore,
+)
+
+#: Questions that ``--yes`` answers; any other question (the offer to extract a zip) is only
+#: ever answered by a person.
+_CONFIRMATIONS = (ASK_APPLY, ASK_RECENT_WRITES, ASK_RESTORE)
+
+
+class NotATerminalError(Exception):
+    """A confirmation was needed, ``--yes`` was not given and stdin is not a terminal."""
+
+
+class TerminalPrompter:
+    """Asks on the terminal; ``--yes`` answers the confirmations.
+
+    Args:
+        assume_yes: answer ``confirm_apply`` / ``recent_writes`` / ``confirm_restore`` with yes.
+        stdin, stdout: the streams (default: ``sys.stdin`` / ``sys.stdout`` at call time).
+    """
+
+    def __init__(self, *, assume_yes: bool, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.assume_yes = assume_yes
+        self._stdin = stdin
+        self._stdout = stdout
+
+    @property
+    def stdin(self) -> TextIO:
+        return self._stdin or sys.stdin
+
+    @property
+    def stdout(self) -> TextIO:
+        return self._stdout or sys.stdout
+
+    def _interactive(self) -> bool:
+        try:
+            return bool(self.stdin.isatty())
+        except (AttributeError, ValueError, OSError):
+            return False
+
+    def ask(self, question: Question) -> bool:
+        """Print the question and read y/N (``--yes`` answers confirmations without reading)."""
+        if self.assume_yes and question.key in _CONFIRMATIONS:
+            print(f"{question.text} [y/N] yes (--yes)", file=self.stdout)
+            return True
+        if not self._interactive():
+            if question.key in _CONFIRMATIONS:
+                raise NotATerminalError(
+                    "stdin is not a terminal, so nobody can confirm: nothing was changed "
+                    "(pass --yes to confirm without asking, or --dry-run to only see the plan)"
+                )
+            return False
+        print(f"{question.text} [y/N] ", end="", file=self.stdout, flush=True)
+        answer = self.stdin.readline()
+        return answer.strip().lower() in ("y", "yes")
+
+    def notify(self, text: str) -> None:
+        print(text, file=self.stdout)
+
+
+def _err(command: str, message: str) -> None:
+    print(f"memory-inspector {command}: {message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _cancel_on_interrupt(cancel: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C cancels between events (the folder stays consistent); restore the handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(_signum: int, _frame: object) -> None:
+        if not cancel.is_set():
+            print("\ncancelling after the current event…", file=sys.stderr)
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _progress_printer() -> Callable[[int, int], None]:
+    tty = sys.stderr.isatty()
+
+    def on_progress(done: int, total: int) -> None:
+        if tty:
+            end = "\n" if done >= total else ""
+            print(f"\rapplying {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    return on_progress
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """``memory-inspector replay PATH --character NAME ...`` (see :mod:`inspector.cli`)."""
+    if args.until and args.repair_orphans:
+        _err("replay", "--until and --repair-orphans cannot be combined")
+        return 2
+    if args.repair_orphans:
+        scope = Scope("repair")
+    elif args.until:
+        scope = Scope("until", args.until)
+    else:
+        scope = Scope()
+    request = ReplayRequest(
+        path=Path(args.path).expanduser(),
+        character=args.character,
+        scope=scope,
+        backup_root=Path(args.backup_dir).expanduser() if args.backup_dir else None,
+        override_server_lock=bool(getattr(args, "override_server_lock", False)),
+        dry_run=bool(args.dry_run),
+    )
+    prompter = TerminalPrompter(assume_yes=bool(args.yes))
+    cancel = threading.Event()
+    try:
+        with _cancel_on_interrupt(cancel):
+            run = run_guarded_replay(
+                request,
+                prompter,
+                should_continue=lambda: not cancel.is_set(),
+                on_progress=_progress_printer(),
+            )
+    except BadInputError as exc:
+        _err("replay", str(exc))
+        return 2
+    except NotATerminalError as exc:
+        _err("replay", str(exc))
+        return 1
+    if run.outcome is not None:
+        for line in describe_outcome(run.outcome):
+            print(line)
+    elif run.status == "planned":
+        verdict = "would apply everything planned" if run.exit_code == 0 else "would not apply everything"
+        print(f"Dry run: {run.message}; an apply {verdict} (exit {run.exit_code}).")
+    else:
+        print(f"{run.status}: {run.message}")
+    return run.exit_code
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    """``memory-inspector restore BACKUP [--yes]`` (see :mod:`inspector.cli`)."""
+    prompter = TerminalPrompter(assume_yes=bool(args.yes))
+    try:
+        outcome = run_guarded_restore(Path(args.backup).expanduser(), prompter)
+    except BadInputError as exc:
+        _err("restore", str(exc))
+        return 2
+    except NotATerminalError as exc:
+        _err("restore", str(exc))
+        return 1
+    for line in describe_restore_outcome(outcome):
+        print(line)
+    return outcome.exit_code

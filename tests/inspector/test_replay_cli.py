@@ -1,0 +1,250 @@
+"""``memory-inspector replay`` / ``restore`` from the command line: output, questions, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from inspector.core import guarded_replay as gr
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.reader import read_journal
+from journal.views import REFLECTIONS, read_sentinel
+from tests.inspector.replay_cases import (
+    BLOCKED,
+    CHARACTER,
+    FOLDER_CASES,
+    build_case,
+    hash_tree,
+    held_launcher_lock,
+    zip_folder,
+)
+
+
+class FakeTTY(io.StringIO):
+    """A terminal on which a person has typed ``initial``."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # not a terminal unless a test says so
+
+
+@pytest.fixture
+def root(tmp_path):
+    r = tmp_path / "memory"
+    r.mkdir()
+    return r
+
+
+@pytest.fixture
+def backups(tmp_path):
+    return tmp_path / "backups"
+
+
+def replay(root, backups, *extra):
+    return main(["replay", str(root), "--character", CHARACTER, "--backup-dir", str(backups), *extra])
+
+
+def _backup_dirs(backups):
+    return sorted(p for p in (backups / CHARACTER).iterdir()) if (backups / CHARACTER).is_dir() else []
+
+
+def test_yes_applies_prints_plan_diff_and_result(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    assert replay(root, backups, "--yes") == 0
+    out = capsys.readouterr().out
+    assert "Would apply 4 event(s):" in out
+    assert 'status: "pending" → "confirmed"' in out
+    assert "[y/N] yes (--yes)" in out
+    assert "Result: applied" in out and "memory-inspector restore" in out
+    events = read_journal(cd / JOURNAL_NAME).events
+    assert read_sentinel(cd).event_id == events[-1].event_id
+    (backup,) = _backup_dirs(backups)
+    assert (backup / "report.json").is_file() and (backup / "manifest.json").is_file()
+
+
+def test_without_yes_and_no_terminal_it_refuses_and_changes_nothing(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    assert replay(root, backups) == 1
+    captured = capsys.readouterr()
+    assert "Would apply 4 event(s):" in captured.out
+    assert "stdin is not a terminal" in captured.err
+    assert hash_tree(cd) == before and not backups.exists()
+
+
+@pytest.mark.parametrize("answers,code", [("y\ny\n", 0), ("y\nn\n", 1), ("n\n", 1)])
+def test_asks_on_the_terminal(root, backups, monkeypatch, capsys, answers, code):
+    cd = build_case(root, "pending_tail")  # fresh files: the recent-writes question comes first
+    before = hash_tree(cd)
+    monkeypatch.setattr(sys, "stdin", FakeTTY(answers))
+    assert replay(root, backups) == code
+    out = capsys.readouterr().out
+    assert "a writer may be active" in out
+    if code == 0:
+        assert "Apply 4 event(s) to Alice?" in out and "Result: applied" in out
+    else:
+        assert hash_tree(cd) == before and not backups.exists()
+
+
+@pytest.mark.parametrize("case", FOLDER_CASES)
+def test_dry_run_changes_nothing_and_predicts_the_exit_code(root, backups, capsys, case):
+    build_case(root, case)
+    before = hash_tree(root)
+    code = replay(root, backups, "--dry-run")
+    assert hash_tree(root) == before and not backups.exists()
+    assert code == (1 if case in BLOCKED else 0)
+    out = capsys.readouterr().out
+    assert "Dry run:" in out and "nothing was changed" in out
+
+
+def test_blocked_event_exits_1_with_the_explanation(root, backups, capsys):
+    cd = build_case(root, "persona_drift")
+    assert replay(root, backups, "--yes") == 1
+    out = capsys.readouterr().out
+    assert "reason: view_drift" in out and "What you can do" in out
+    assert "Result: stopped" in out
+    events = read_journal(cd / JOURNAL_NAME).events
+    assert read_sentinel(cd).event_id == events[-2].event_id
+
+
+def test_nothing_pending_exits_0(root, backups, capsys):
+    build_case(root, "healthy")
+    assert replay(root, backups) == 0  # nothing to confirm: no question, no terminal needed
+    assert "nothing to apply" in capsys.readouterr().out
+
+
+def test_until(root, backups):
+    cd = build_case(root, "pending_tail")
+    pending = gr.pending_events(cd)
+    assert replay(root, backups, "--yes", "--until", pending[0].event_id) == 0
+    assert read_sentinel(cd).event_id == pending[0].event_id
+
+
+def test_repair_orphans_keeps_the_sentinel(root, backups, capsys):
+    cd = build_case(root, "archive_lost")
+    sentinel = (cd / SENTINEL_NAME).read_bytes()
+    assert replay(root, backups, "--yes", "--repair-orphans") == 0
+    assert "Would re-apply 1 event(s):" in capsys.readouterr().out
+    assert (cd / SENTINEL_NAME).read_bytes() == sentinel
+    assert gr.find_orphaned_archive_events(cd) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "{missing}", "--character", CHARACTER, "--yes"],
+        ["replay", "{root}", "--character", "Bob", "--yes"],
+        ["replay", "{root}", "--character", CHARACTER, "--yes", "--until", "no-such-event"],
+        ["replay", "{root}", "--character", CHARACTER, "--until", "x", "--repair-orphans"],
+        ["replay", "{root}", "--character", CHARACTER, "--yes", "--backup-dir", "{root}/Alice/bk"],
+        ["restore", "{root}"],
+    ],
+)
+def test_bad_input_exits_2_with_a_reason(root, backups, tmp_path, capsys, argv):
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    args = [a.format(root=root, missing=tmp_path / "missing") for a in argv]
+    if "--backup-dir" not in args and args[0] == "replay":
+        args += ["--backup-dir", str(backups)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"memory-inspector {args[0]}: ") and err.count("\n") == 1
+    assert hash_tree(cd) == before
+
+
+def test_missing_character_option_exits_2(root):
+    with pytest.raises(SystemExit) as exc:
+        main(["replay", str(root)])
+    assert exc.value.code == 2
+
+
+def test_server_lock_refuses_and_the_override_is_recorded(root, backups, tmp_path, capsys):
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    with held_launcher_lock(tmp_path / "runtime"):
+        assert replay(root, backups, "--yes") == 1
+        out = capsys.readouterr().out
+        assert "Refused: the memory server is running" in out
+        assert hash_tree(cd) == before and not backups.exists()
+        assert replay(root, backups, "--yes", "--i-know-the-server-is-stopped") == 0
+    (backup,) = _backup_dirs(backups)
+    report = json.loads((backup / "report.json").read_text())
+    assert report["overrides"]["server_lock"] is True
+
+
+def test_zip_export_is_refused_and_extraction_offered(root, backups, tmp_path, monkeypatch, capsys):
+    build_case(root, "pending_tail")
+    z = zip_folder(root, tmp_path / "export.zip")
+    assert main(["replay", str(z), "--character", CHARACTER, "--yes", "--backup-dir", str(backups)]) == 1
+    assert "extract it to a folder first" in capsys.readouterr().out
+    assert not (tmp_path / "export-extracted").exists()
+    monkeypatch.setattr(sys, "stdin", FakeTTY("y\n"))
+    assert main(["replay", str(z), "--character", CHARACTER, "--backup-dir", str(backups)]) == 1
+    assert "Extracted to" in capsys.readouterr().out
+    assert hash_tree(tmp_path / "export-extracted" / "memory") == hash_tree(root)
+
+
+def test_restore_round_trip(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    original = hash_tree(cd)
+    assert replay(root, backups, "--yes") == 0
+    (backup,) = _backup_dirs(backups)
+    changed = hash_tree(cd)
+    assert main(["restore", str(backup)]) == 1  # no terminal, no --yes
+    assert "stdin is not a terminal" in capsys.readouterr().err
+    assert hash_tree(cd) == changed
+    assert main(["restore", str(backup), "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "replace events_applied.json" in out and "Result: restored" in out
+    assert hash_tree(cd) == original
+
+
+def test_restore_of_a_tampered_backup_exits_1(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    replay(root, backups, "--yes")
+    (backup,) = _backup_dirs(backups)
+    (backup / "files" / REFLECTIONS).write_text("[]")
+    after = hash_tree(cd)
+    assert main(["restore", str(backup), "--yes"]) == 1
+    assert "does not match its manifest" in capsys.readouterr().out
+    assert hash_tree(cd) == after
+
+
+def test_restore_refuses_while_the_server_runs(root, backups, tmp_path):
+    cd = build_case(root, "pending_tail")
+    replay(root, backups, "--yes")
+    (backup,) = _backup_dirs(backups)
+    after = hash_tree(cd)
+    with held_launcher_lock(tmp_path / "runtime"):
+        assert main(["restore", str(backup), "--yes"]) == 1
+    assert hash_tree(cd) == after
+
+
+def test_end_to_end_in_a_real_process(root, backups, tmp_path):
+    """The installed entry point, with stdin from /dev/null: refuse; with --yes: apply."""
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    env = {**os.environ, "NEKO_RUNTIME_STATE_DIR": str(tmp_path / "runtime"), "HOME": str(tmp_path / "home")}
+    cmd = [sys.executable, "-m", "inspector", "replay", str(root), "--character", CHARACTER]
+    cmd += ["--backup-dir", str(backups)]
+    cwd = Path(__file__).resolve().parents[2]
+    first = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=cwd)
+    assert first.returncode == 1, first.stderr
+    assert "stdin is not a terminal" in first.stderr and hash_tree(cd) == before
+    second = subprocess.run([*cmd, "--yes"], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=cwd)
+    assert second.returncode == 0, second.stderr
+    assert "Result: applied" in second.stdout
