@@ -95,7 +95,16 @@ def _fsync(fd: int, path: str) -> None:
 
 
 def _close(fd: int, path: str) -> None:
-    _call("close", path, lambda: os.close(fd), fd)
+    try:
+        _offer(FsCall("close", "before", path, fd))
+    except BaseException:
+        # close(2) releases the descriptor even when it reports an error; an injected failure
+        # must not leak it either.
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+    os.close(fd)
+    _offer(FsCall("close", "after", path, fd))
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:
