@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,14 +63,27 @@ class Defect:
     recovered_event_id: str | None = None
 
 
+#: orjson turns an integer outside the 64-bit range into a float (silently losing digits); such an
+#: integer has at least 19 digits, so bytes without a run of 19 digits parse the same in both.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def _loads(raw: bytes) -> Any:
-    """Parse ``raw``; orjson first, then stdlib json (which accepts NaN/Infinity as Python writes)."""
+    """Parse ``raw`` exactly as Python's ``json`` does (NaN/Infinity and big integers included).
+
+    orjson first; stdlib json when orjson refuses, or when the bytes hold an integer orjson would
+    turn into a float. Returns ``_BAD`` when neither parses.
+    """
     try:
-        return orjson.loads(raw)
+        obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
+    else:
+        if _LONG_DIGITS.search(raw) is None:
+            return obj
     try:
-        return json.loads(raw)
+        # Decode first: json.loads(bytes) would also accept UTF-16/32 and a BOM.
+        return json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return _BAD
 
@@ -132,7 +146,7 @@ class JournalScanner:
 
     def _scan(self, data: bytes, end: int, events: list[Event], defects: list[Defect]) -> None:
         # The hot loop: one orjson parse per line, everything else inline.
-        loads = orjson.loads
+        loads = orjson.loads if _LONG_DIGITS.search(data, 0, end) is None else _loads
         decode_error = orjson.JSONDecodeError
         known = ALL_EVENT_TYPES
         seen = self.seen_ids
@@ -192,7 +206,7 @@ class JournalScanner:
             return  # blank line: counted, not a defect
         obj = _loads(body)
         if obj is not _BAD:
-            self._accept(obj, line_no, offset + skip, length, events, defects)
+            self._accept(obj, line_no, offset, offset + skip, length, events, defects)
             return
         recovered = self._salvage_glued(body)
         if recovered is not None:
@@ -207,7 +221,7 @@ class JournalScanner:
                     recovered_event_id=rec["event_id"],
                 )
             )
-            self._accept(rec, line_no, offset + skip + pos, length, events, defects)
+            self._accept(rec, line_no, offset, offset + skip + pos, length, events, defects)
             return
         if not terminated:
             defects.append(
@@ -245,8 +259,17 @@ class JournalScanner:
         return None
 
     def _accept(
-        self, obj: Any, line_no: int, offset: int, length: int, events: list[Event], defects: list[Defect]
+        self,
+        obj: Any,
+        line_no: int,
+        offset: int,
+        record_offset: int,
+        length: int,
+        events: list[Event],
+        defects: list[Defect],
     ) -> None:
+        # Defects are located at the line's first byte (``offset``); the event at its record's
+        # first byte (``record_offset``: after a BOM, or after a glued fragment).
         if not isinstance(obj, dict):
             defects.append(
                 Defect("not_object", line_no, offset, length, f"a JSON {type(obj).__name__}, not an object")
@@ -280,7 +303,7 @@ class JournalScanner:
             ts if isinstance(ts, str) else "",
             {} if payload is None else payload,
             line_no,
-            offset,
+            record_offset,
         )
         if not (isinstance(etype, str) and etype in ALL_EVENT_TYPES):
             what = "missing or non-string type" if not isinstance(etype, str) else f"undeclared type {etype!r}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,9 @@ REFLECTIONS = "reflections.json"
 PERSONA = "persona.json"
 FACTS = "facts.json"
 
+#: A run of 19 digits: the only way to spell an integer outside orjson's 64-bit range.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
 #: The top-level type each known view must have.
 VIEW_TYPES: dict[str, type] = {REFLECTIONS: list, PERSONA: dict, FACTS: list}
 
@@ -29,9 +33,13 @@ def parse_json_bytes(data: bytes) -> Any:
         ValueError: not JSON (``RecursionError`` for absurd nesting is turned into ``ValueError``).
     """
     try:
-        return orjson.loads(data)
+        obj = orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
+    else:
+        # orjson turns integers beyond 64 bits into floats; json keeps them (and saving must too).
+        if _LONG_DIGITS.search(data) is None:
+            return obj
     try:
         return json.loads(data)
     except RecursionError as exc:
