@@ -80,12 +80,12 @@ class CompactionStatus:
 def compaction_status(journal_path: str | os.PathLike[str], now: datetime | None = None) -> CompactionStatus:
     """Count lines and read the first line's ``ts``; never raises on content."""
     lines = 0
-    first = b""
+    first: bytes | None = None
     last_byte = b"\n"
     try:
         with open(journal_path, "rb") as fh:
             while chunk := fh.read(8 << 20):
-                if not first:
+                if first is None:  # the first line, even when it is blank: never a later chunk's
                     first = chunk.split(b"\n", 1)[0][: 1 << 20]
                 lines += chunk.count(b"\n")
                 last_byte = chunk[-1:]
@@ -98,7 +98,7 @@ def compaction_status(journal_path: str | os.PathLike[str], now: datetime | None
     try:
         from journal.views import parse_json_bytes
 
-        obj = parse_json_bytes(first.lstrip(b"\xef\xbb\xbf"))
+        obj = parse_json_bytes((first or b"").lstrip(b"\xef\xbb\xbf"))
         if isinstance(obj, dict) and isinstance(obj.get("ts"), str):
             oldest = obj["ts"]
             age = ((now or datetime.now()) - datetime.fromisoformat(oldest)).total_seconds() / 86400
