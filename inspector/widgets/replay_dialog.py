@@ -1,0 +1,791 @@
+"""Guarded replay and restore in the window: the plan dialog, the restore chooser, and the
+controller that runs :mod:`inspector.core.guarded_replay` off the GUI thread.
+
+Dialogs are thin and sit behind classmethods returning plain values (``ReplayDialog.ask``,
+``ReplayDialog.show_result``, ``RestoreDialog.ask``, ``QuestionDialog.ask``), so tests patch them
+and never drive a modal ``exec()``. Every guard is the core's; nothing here writes files.
+
+Wiring into a main window (the only entry point the window needs)::
+
+    controller = install_replay_actions(window, tools_menu, current_target=window.replay_target)
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressDialog,
+    QRadioButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core import guarded_replay as gr
+from inspector.core.guarded_replay import (
+    ASK_EXTRACT,
+    ASK_RECENT_WRITES,
+    ASK_RESTORE,
+    BackupSummary,
+    Plan,
+    PlannedEvent,
+    Preflight,
+    Prompter,
+    Question,
+    ReplayOutcome,
+    RestoreOutcome,
+    RestorePlan,
+    Scope,
+)
+from journal.handlers import HandlerRegistry
+
+# -- plain values the dialogs return ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayChoice:
+    """What the person chose in the replay dialog.
+
+    Attributes:
+        action: ``apply`` (carry out the plan shown), ``replan`` (plan again with ``scope``) or
+            ``cancel``.
+        scope: the scope selected in the dialog.
+    """
+
+    action: str
+    scope: Scope
+
+
+# -- dialogs --------------------------------------------------------------------------------------------
+
+
+def _fmt(value: Any, limit: int = 200) -> str:
+    """A field value in one line (JSON), shortened."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ReplayDialog(QDialog):
+    """The plan (events, where replay stops and why, per-file diff) and, after a run, the result
+    beside it. The scope can be changed; a different scope is planned again before anything runs.
+
+    Args:
+        plan: the plan to show.
+        preflight: its warnings are shown on top.
+        pending: the pending events (choices for "up to event").
+        notice: a line shown on top (e.g. "the folder changed; this is a new plan").
+        outcome: when given, the dialog shows the result next to the plan and only closes.
+
+    Attributes:
+        events_view: the events that would apply.
+        diff_view: the per-file diff (file → entry → field before/after).
+        block_label: where replay stops and why, with what a person can do (hidden when none).
+        result_view: the result text (hidden until there is one).
+        apply_button, replan_button: the actions.
+    """
+
+    def __init__(
+        self,
+        plan: Plan,
+        preflight: Preflight | None = None,
+        pending: list[PlannedEvent] | None = None,
+        *,
+        notice: str = "",
+        outcome: ReplayOutcome | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.plan = plan
+        self._pending = pending or []
+        self._choice = ReplayChoice("cancel", plan.scope)
+        self.setWindowTitle(f"Guarded replay — {plan.target.character}")
+        self.resize(1000, 640)
+        layout = QVBoxLayout(self)
+
+        notes = [notice] if notice else []
+        if preflight is not None:
+            notes += [w.message for w in preflight.warnings]
+        self.notice_label = QLabel("\n".join(notes))
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setVisible(bool(notes))
+        layout.addWidget(self.notice_label)
+
+        layout.addWidget(self._scope_box(outcome is None))
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self._plan_pane())
+        self.result_view = QPlainTextEdit()
+        self.result_view.setReadOnly(True)
+        result_box = QGroupBox("Result")
+        QVBoxLayout(result_box).addWidget(self.result_view)
+        result_box.setVisible(False)
+        self._result_box = result_box
+        splitter.addWidget(result_box)
+        layout.addWidget(splitter, 1)
+
+        self.buttons = QDialogButtonBox()
+        self.apply_button = self.buttons.addButton("Back up and apply", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.replan_button = self.buttons.addButton("Plan again", QDialogButtonBox.ButtonRole.ActionRole)
+        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.apply_button.setEnabled(plan.has_work)
+        self.apply_button.clicked.connect(self._on_apply_clicked)
+        self.replan_button.clicked.connect(self._on_replan_clicked)
+        self.close_button.clicked.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self._on_scope_changed()
+        if outcome is not None:
+            self.set_outcome(outcome)
+
+    # -- building -------------------------------------------------------------------------------------
+
+    def _scope_box(self, editable: bool) -> QGroupBox:
+        box = QGroupBox("Scope")
+        row = QHBoxLayout(box)
+        self.scope_tail = QRadioButton("Pending tail")
+        self.scope_until = QRadioButton("Up to event:")
+        self.until_combo = QComboBox()
+        for ev in self._pending:
+            self.until_combo.addItem(ev.label(), ev.event_id)
+        repairable = sum(1 for o in self.plan.orphans if o.repairable)
+        self.scope_repair = QRadioButton(f"Repair orphaned archive events ({repairable})")
+        group = QButtonGroup(box)
+        for b in (self.scope_tail, self.scope_until, self.scope_repair):
+            group.addButton(b)
+            b.setEnabled(editable)
+        self.scope_until.setEnabled(editable and bool(self._pending))
+        self.until_combo.setEnabled(editable and bool(self._pending))
+        row.addWidget(self.scope_tail)
+        row.addWidget(self.scope_until)
+        row.addWidget(self.until_combo, 1)
+        row.addWidget(self.scope_repair)
+        kind = self.plan.scope.kind
+        {"tail": self.scope_tail, "until": self.scope_until, "repair": self.scope_repair}[kind].setChecked(True)
+        if self.plan.scope.until is not None:
+            at = self.until_combo.findData(self.plan.scope.until)
+            if at >= 0:
+                self.until_combo.setCurrentIndex(at)
+        group.buttonToggled.connect(self._on_scope_changed)
+        self.until_combo.currentIndexChanged.connect(self._on_scope_changed)
+        return box
+
+    def _plan_pane(self) -> QWidget:
+        plan = self.plan
+        box = QGroupBox("Plan (dry run on a scratch copy; nothing has been written)")
+        col = QVBoxLayout(box)
+        verb = "re-apply" if plan.scope.kind == "repair" else "apply"
+        summary = (
+            f"{plan.scope.describe().capitalize()}: would {verb} {len(plan.events)} event(s). "
+            f"{plan.total_events} events in the journal, {plan.pending} pending."
+        )
+        if not plan.journal_present:
+            summary = "No journal in this folder (views only): nothing to replay."
+        self.summary_label = QLabel(summary)
+        self.summary_label.setWordWrap(True)
+        col.addWidget(self.summary_label)
+
+        self.events_view = QTreeWidget()
+        self.events_view.setHeaderLabels(["#", "Type", "Entry", "Event id"])
+        self.events_view.setRootIsDecorated(False)
+        for ev in plan.events:
+            QTreeWidgetItem(self.events_view, [str(ev.index), ev.type, ev.entry or "", ev.event_id])
+        col.addWidget(self.events_view, 1)
+
+        blocks = [plan.block] if plan.block is not None else []
+        blocks += [o.block for o in plan.unrepairable if o.block is not None]
+        self.block_label = QLabel("\n\n".join("\n".join(b.lines()) for b in blocks))
+        self.block_label.setWordWrap(True)
+        self.block_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.block_label.setVisible(bool(blocks))
+        self.block_label.setFrameShape(QLabel.Shape.StyledPanel)
+        col.addWidget(self.block_label)
+
+        self.diff_view = QTreeWidget()
+        self.diff_view.setHeaderLabels(["Change", "Before", "After"])
+        self._fill_diff()
+        col.addWidget(self.diff_view, 2)
+        return box
+
+    def _fill_diff(self) -> None:
+        diff = self.plan.diff
+        files: dict[str, QTreeWidgetItem] = {}
+
+        def file_item(name: str) -> QTreeWidgetItem:
+            if name not in files:
+                files[name] = QTreeWidgetItem(self.diff_view, [name])
+            return files[name]
+
+        for change in diff.entries:
+            entry = QTreeWidgetItem(file_item(change.file), [f"{change.entry} ({change.kind})"])
+            for f in change.fields:
+                QTreeWidgetItem(entry, [f.field, _fmt(f.before), _fmt(f.after)])
+        for added in diff.shard_entries_added:
+            QTreeWidgetItem(file_item(added.file), [f"+ entry {added.entry_id}"])
+        if diff.sentinel_before != diff.sentinel_after:
+            QTreeWidgetItem(
+                self.diff_view, ["events_applied.json", str(diff.sentinel_before), str(diff.sentinel_after)]
+            )
+        if not diff.entries and not diff.shard_entries_added and diff.sentinel_before == diff.sentinel_after:
+            QTreeWidgetItem(self.diff_view, ["(no file changes)"])
+        self.diff_view.expandAll()
+
+    # -- state ------------------------------------------------------------------------------------------
+
+    def selected_scope(self) -> Scope:
+        """The scope the radio buttons (and the event combo) select."""
+        if self.scope_repair.isChecked():
+            return Scope("repair")
+        if self.scope_until.isChecked() and self.until_combo.currentData() is not None:
+            return Scope("until", str(self.until_combo.currentData()))
+        return Scope()
+
+    def choice(self) -> ReplayChoice:
+        """What the person chose (``cancel`` until a button is pressed)."""
+        return self._choice
+
+    def set_outcome(self, outcome: ReplayOutcome) -> None:
+        """Show the result next to the plan; only closing is left."""
+        self.result_view.setPlainText("\n".join(gr.describe_outcome(outcome)))
+        self._result_box.setVisible(True)
+        self.apply_button.setVisible(False)
+        self.replan_button.setVisible(False)
+        self.close_button.setText("Close")
+        for b in (self.scope_tail, self.scope_until, self.scope_repair, self.until_combo):
+            b.setEnabled(False)
+
+    # -- slots ------------------------------------------------------------------------------------------
+
+    @Slot()
+    def _on_scope_changed(self, *_args: Any) -> None:
+        same = self.selected_scope() == self.plan.scope
+        self.apply_button.setEnabled(same and self.plan.has_work)
+        self.replan_button.setEnabled(not same)
+
+    @Slot()
+    def _on_apply_clicked(self) -> None:
+        self._choice = ReplayChoice("apply", self.plan.scope)
+        self.accept()
+
+    @Slot()
+    def _on_replan_clicked(self) -> None:
+        self._choice = ReplayChoice("replan", self.selected_scope())
+        self.accept()
+
+    # -- the ask() pattern ----------------------------------------------------------------------------
+
+    @classmethod
+    def ask(
+        cls,
+        parent: QWidget | None,
+        plan: Plan,
+        preflight: Preflight | None,
+        pending: list[PlannedEvent],
+        notice: str = "",
+    ) -> ReplayChoice:
+        """Show the plan modally; return what the person chose."""
+        dialog = cls(plan, preflight, pending, notice=notice, parent=parent)
+        dialog.exec()
+        return dialog.choice()
+
+    @classmethod
+    def show_result(cls, parent: QWidget | None, plan: Plan, outcome: ReplayOutcome) -> None:
+        """Show the result next to the plan, modally."""
+        dialog = cls(plan, outcome=outcome, parent=parent)
+        dialog.exec()
+
+
+class RestoreDialog(QDialog):
+    """Choose a backup to put back: the backups of this character, newest first, or any folder.
+
+    Attributes:
+        backups_view: one row per backup (its path in ``Qt.UserRole``).
+    """
+
+    def __init__(self, backups: list[BackupSummary], start_dir: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Restore backup")
+        self.resize(640, 360)
+        self._start_dir = start_dir
+        self._chosen: Path | None = None
+        layout = QVBoxLayout(self)
+        label = QLabel(
+            "Put a backup back into the folder it was taken from. The folder as it is now is backed "
+            "up first, so a restore can be undone too."
+        )
+        label.setWordWrap(True)
+        layout.addWidget(label)
+        self.backups_view = QListWidget()
+        for b in backups:
+            item = QListWidgetItem(b.label())
+            item.setData(Qt.ItemDataRole.UserRole, str(b.path))
+            item.setToolTip(str(b.path))
+            self.backups_view.addItem(item)
+        if backups:
+            self.backups_view.setCurrentRow(0)
+        layout.addWidget(self.backups_view, 1)
+        buttons = QDialogButtonBox()
+        self.restore_button = buttons.addButton("Restore…", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.browse_button = buttons.addButton("Other folder…", QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(QDialogButtonBox.StandardButton.Cancel).clicked.connect(self.reject)
+        self.restore_button.setEnabled(bool(backups))
+        self.restore_button.clicked.connect(self._on_restore_clicked)
+        self.browse_button.clicked.connect(self._on_browse_clicked)
+        self.backups_view.itemDoubleClicked.connect(self._on_restore_clicked)
+        layout.addWidget(buttons)
+
+    def chosen(self) -> Path | None:
+        return self._chosen
+
+    @Slot()
+    def _on_restore_clicked(self, *_args: Any) -> None:
+        item = self.backups_view.currentItem()
+        if item is not None:
+            self._chosen = Path(item.data(Qt.ItemDataRole.UserRole))
+            self.accept()
+
+    @Slot()
+    def _on_browse_clicked(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Choose a backup folder", str(self._start_dir))
+        if path:
+            self._chosen = Path(path)
+            self.accept()
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, backups: list[BackupSummary], start_dir: Path) -> Path | None:
+        """The backup folder to restore, or ``None``."""
+        dialog = cls(backups, start_dir, parent)
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        return dialog.chosen()
+
+
+class QuestionDialog:
+    """A yes/no question with its supporting text folded under "Show Details"."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, question: Question) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Question, question.title, question.text, parent=parent)
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.Yes if question.default else QMessageBox.StandardButton.No)
+        if question.details:
+            box.setDetailedText(question.details)
+        return box.exec() == QMessageBox.StandardButton.Yes
+
+
+class NoticeDialog:
+    """Tell the person something (a refusal, a restore result)."""
+
+    @classmethod
+    def show(cls, parent: QWidget | None, text: str) -> None:
+        QMessageBox.information(parent, "Guarded replay", text)
+
+
+class DialogReplayPrompter:
+    """The window's :class:`inspector.core.guarded_replay.Prompter`: real dialogs."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self.parent = parent
+
+    def ask(self, question: Question) -> bool:
+        return QuestionDialog.ask(self.parent, question)
+
+    def notify(self, text: str) -> None:
+        NoticeDialog.show(self.parent, text)
+
+
+# -- the worker -------------------------------------------------------------------------------------------
+
+
+class _Job(QObject):
+    """Runs one function in a QThread; reports progress, the result or the error as signals.
+
+    Signals:
+        progress: ``(done, total)``.
+        done: the function's result.
+        failed: the error in words.
+    """
+
+    progress = Signal(int, int)
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, fn: Callable[[_Job], Any]) -> None:
+        super().__init__()
+        self._fn = fn
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._fn(self)
+        except gr.GuardedReplayError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # a worker's failure is shown, never lost in a thread
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            self.done.emit(result)
+
+
+# -- the controller -----------------------------------------------------------------------------------------
+
+#: ``current_target()`` returns what the window has open: ``(PATH, character)``; PATH may be a
+#: memory root, a character folder (character may then be ``None``) or a zip export.
+TargetGetter = Callable[[], "tuple[str | Path, str | None] | None"]
+
+
+class ReplayController(QObject):
+    """Runs guarded replay and restore for the window: the same guards as the command line, with
+    dialogs for questions and the slow steps (plan, apply, restore) in a worker thread.
+
+    There is no server-lock override in the window: that exists only on the command line.
+
+    Args:
+        parent: the window (dialogs are parented to it).
+        current_target: what the window has open.
+        prompter: questions and notices (default: real dialogs).
+        backup_root: where backups go (default: the user's data folder).
+        state_dir: where ``launcher.lock`` lives (default: ``NEKO_RUNTIME_STATE_DIR`` / platform).
+        registry: replay handlers (default: the five production handlers).
+
+    Signals:
+        progress: ``(done, total)`` while applying.
+        finished: the run's :class:`ReplayOutcome` / :class:`RestoreOutcome`, or ``None`` when it
+            ended before anything ran (declined, refused, nothing chosen).
+        folder_changed: the character folder that was written (the window may reload it).
+        open_requested: a folder to open (a zip export extracted on request).
+        busy_changed: whether a run is in progress.
+
+    Attributes:
+        replay_action: "Replay…".
+        restore_action: "Restore backup…".
+        progress_dialog: the progress dialog while applying (with its Cancel button), else ``None``.
+    """
+
+    progress = Signal(int, int)
+    finished = Signal(object)
+    folder_changed = Signal(str)
+    open_requested = Signal(str)
+    busy_changed = Signal(bool)
+
+    def __init__(
+        self,
+        parent: QWidget,
+        current_target: TargetGetter,
+        *,
+        prompter: Prompter | None = None,
+        backup_root: Path | None = None,
+        state_dir: Path | None = None,
+        registry: HandlerRegistry | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._window = parent
+        self._current_target = current_target
+        self.prompter: Prompter = prompter or DialogReplayPrompter(parent)
+        self.backup_root = Path(backup_root) if backup_root is not None else gr.default_backup_root()
+        self.state_dir = state_dir
+        self.registry = registry
+        self._cancel = threading.Event()
+        self._thread: QThread | None = None
+        self._job: _Job | None = None
+        self._on_done: Callable[[Any], None] | None = None
+        self._preflight: Preflight | None = None
+        self._replans = 0
+        self._busy = False
+        self.progress_dialog: QProgressDialog | None = None
+        self.replay_action = QAction("Replay…", self)
+        self.replay_action.setStatusTip("Apply pending events with a dry run, a backup and a fingerprint check first")
+        self.replay_action.triggered.connect(lambda: self.start_replay())
+        self.restore_action = QAction("Restore backup…", self)
+        self.restore_action.setStatusTip("Put a replay backup back, verified against its manifest")
+        self.restore_action.triggered.connect(lambda: self.start_restore())
+
+    # -- public -------------------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Whether a replay or restore flow is in progress (dialogs included)."""
+        return self._busy
+
+    def cancel(self) -> None:
+        """Ask the running apply to stop after the current event (the folder stays consistent)."""
+        self._cancel.set()
+
+    def shutdown(self) -> None:
+        """Cancel and wait for the worker (call when the window closes)."""
+        self._cancel.set()
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait()
+
+    def start_replay(self, scope: Scope | None = None) -> None:
+        """Preflight, then plan in the worker, then the plan dialog (see :meth:`_on_planned`)."""
+        if self.busy:
+            return
+        self._replans = 0
+        self._set_busy(True)
+        current = self._current_target()
+        if current is None:
+            self._end("Open a character folder first.")
+            return
+        path, character = Path(current[0]), current[1] or Path(current[0]).name
+        try:
+            target = gr.resolve_target(path, character)
+        except gr.BadInputError as exc:
+            self._end(str(exc))
+            return
+        pf = gr.preflight(target, state_dir=self.state_dir)
+        self._preflight = pf
+        if target.zip_path is not None:
+            self._offer_extract(target.zip_path)
+            return
+        if pf.refusals:
+            self._end("Replay refused:\n" + "\n".join(r.message for r in pf.refusals))
+            return
+        if pf.recent:
+            recent = next(w.message for w in pf.warnings if w.code == "files.recent")
+            if not self.prompter.ask(Question(ASK_RECENT_WRITES, "A writer may be active", recent + ". Go on anyway?")):
+                self._end(None)
+                return
+        self._plan(target, scope or Scope())
+
+    def start_restore(self, backup: Path | None = None) -> None:
+        """Choose a backup (unless given), verify and compare it in the worker, ask, restore."""
+        if self.busy:
+            return
+        self._set_busy(True)
+        if backup is None:
+            current = self._current_target()
+            character = None
+            if current is not None:
+                character = current[1] or Path(current[0]).name
+            backups = gr.list_backups(self.backup_root, character) if character else []
+            chosen = RestoreDialog.ask(self._window, backups, self.backup_root)
+            if chosen is None:
+                self._end(None)
+                return
+            backup = chosen
+        self._run(lambda job: gr.plan_restore(backup), self._on_restore_planned)
+
+    # -- replay steps ----------------------------------------------------------------------------------------
+
+    def _offer_extract(self, zip_path: Path) -> None:
+        dest = gr.suggest_extract_dir(zip_path)
+        question = Question(
+            ASK_EXTRACT,
+            "Zip export",
+            f"{zip_path} is a zip export and replay writes. Extract it to {dest} and open that folder?",
+            "The zip itself is left as it is.",
+        )
+        if not self.prompter.ask(question):
+            self._end(None)
+            return
+
+        def extracted(result: Path) -> None:
+            self.open_requested.emit(str(result))
+            self._end(f"Extracted to {result}; it is opened now. Replay it from there.")
+
+        self._run(lambda job: gr.extract_export(zip_path, dest), extracted)
+
+    def _plan(self, target: gr.ReplayTarget, scope: Scope, notice: str = "") -> None:
+        registry = self.registry
+
+        def work(job: _Job) -> tuple[Plan, list[PlannedEvent]]:
+            plan = gr.make_plan(target, scope, registry=registry)
+            return plan, gr.pending_events(plan.char_dir)
+
+        self._run(work, lambda result: self._on_planned(result[0], result[1], notice))
+
+    def _on_planned(self, plan: Plan, pending: list[PlannedEvent], notice: str) -> None:
+        choice = ReplayDialog.ask(self._window, plan, self._preflight, pending, notice)
+        if choice.action == "replan":
+            self._plan(plan.target, choice.scope)
+            return
+        if choice.action != "apply" or not plan.has_work:
+            self._end(None)
+            return
+        self._apply(plan)
+
+    def _apply(self, plan: Plan) -> None:
+        self._cancel.clear()
+        dialog = QProgressDialog("Backing up and applying…", "Cancel", 0, max(1, len(plan.events)), self._window)
+        dialog.setWindowTitle("Guarded replay")
+        dialog.setWindowModality(Qt.WindowModality.NonModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        dialog.canceled.connect(self.cancel)
+        dialog.setValue(0)
+        dialog.show()
+        self.progress_dialog = dialog
+        cancel, preflight, registry = self._cancel, self._preflight, self.registry
+        backup_root, state_dir = self.backup_root, self.state_dir
+
+        def work(job: _Job) -> ReplayOutcome:
+            return gr.execute(
+                plan,
+                backup_root=backup_root,
+                preflight_=preflight,
+                state_dir=state_dir,
+                registry=registry,
+                should_continue=lambda: not cancel.is_set(),
+                on_progress=job.progress.emit,
+            )
+
+        self._run(work, lambda outcome: self._on_applied(plan, outcome))
+
+    def _on_applied(self, plan: Plan, outcome: ReplayOutcome) -> None:
+        self._close_progress()
+        if outcome.status == "changed" and self._replans < gr.MAX_REPLANS:
+            self._replans += 1
+            notice = f"Refused: {outcome.message}. This is a new plan of the folder as it is now."
+            self._plan(plan.target, plan.scope, notice)
+            return
+        if outcome.applied or outcome.status in ("applied", "stopped", "cancelled", "failed"):
+            self.folder_changed.emit(str(plan.char_dir))
+        ReplayDialog.show_result(self._window, plan, outcome)
+        self._end(None, outcome)
+
+    # -- restore steps -----------------------------------------------------------------------------------------
+
+    def _on_restore_planned(self, rp: RestorePlan) -> None:
+        text = "\n".join(gr.describe_restore_plan(rp))
+        if not rp.ok or not rp.has_work:
+            status = "refused" if not rp.ok else "nothing_to_do"
+            self._end(text, RestoreOutcome(status, rp, text))
+            return
+        question = Question(
+            ASK_RESTORE,
+            "Restore backup",
+            f"Put the backup of {rp.backup.character} from {rp.backup.created_at} back into {rp.target}? "
+            "The folder as it is now is backed up first.",
+            text,
+        )
+        if not self.prompter.ask(question):
+            self._end(None)
+            return
+        state_dir = self.state_dir
+        self._run(lambda job: gr.execute_restore(rp, state_dir=state_dir), self._on_restored)
+
+    def _on_restored(self, outcome: RestoreOutcome) -> None:
+        if outcome.written or outcome.removed:
+            self.folder_changed.emit(str(outcome.plan.target))
+        self._end("\n".join(gr.describe_restore_outcome(outcome)), outcome)
+
+    # -- plumbing ----------------------------------------------------------------------------------------------
+
+    def _run(self, fn: Callable[[_Job], Any], on_done: Callable[[Any], None]) -> None:
+        thread = QThread()
+        thread.setObjectName("guarded-replay")
+        job = _Job(fn)
+        job.moveToThread(thread)
+        thread.started.connect(job.run)
+        thread.finished.connect(job.deleteLater)
+        job.progress.connect(self._on_job_progress)
+        job.done.connect(self._on_job_done)
+        job.failed.connect(self._on_job_failed)
+        self._thread, self._job, self._on_done = thread, job, on_done
+        thread.start()
+
+    def _stop_thread(self) -> Callable[[Any], None] | None:
+        thread, self._thread, self._job = self._thread, None, None
+        if thread is not None:
+            thread.quit()
+            thread.wait()
+        on_done, self._on_done = self._on_done, None
+        return on_done
+
+    @Slot(int, int)
+    def _on_job_progress(self, done: int, total: int) -> None:
+        if self.progress_dialog is not None:
+            self.progress_dialog.setMaximum(max(1, total))
+            self.progress_dialog.setValue(done)
+            self.progress_dialog.setLabelText(f"Applied {done} of {total} event(s)…")
+        self.progress.emit(done, total)
+
+    @Slot(object)
+    def _on_job_done(self, result: object) -> None:
+        on_done = self._stop_thread()
+        if on_done is not None:
+            on_done(result)
+
+    @Slot(str)
+    def _on_job_failed(self, message: str) -> None:
+        self._stop_thread()
+        self._close_progress()
+        self._end(message)
+
+    def _close_progress(self) -> None:
+        if self.progress_dialog is not None:
+            self.progress_dialog.canceled.disconnect(self.cancel)
+            self.progress_dialog.close()
+            self.progress_dialog.deleteLater()
+            self.progress_dialog = None
+
+    def _set_busy(self, busy: bool) -> None:
+        self._busy = busy
+        self.replay_action.setEnabled(not busy)
+        self.restore_action.setEnabled(not busy)
+        self.busy_changed.emit(busy)
+
+    def _end(self, message: str | None, result: object = None) -> None:
+        """Finish a flow: tell the person (when there is something to say) and emit ``finished``."""
+        self._on_done = None
+        self._set_busy(False)
+        if message:
+            self.prompter.notify(message)
+        self.finished.emit(result)
+
+
+def install_replay_actions(
+    window: QWidget,
+    menu: QMenu | None,
+    current_target: TargetGetter,
+    **kwargs: Any,
+) -> ReplayController:
+    """Build the controller and put "Replay…" and "Restore backup…" into ``menu``.
+
+    Args:
+        window: the main window (parent of the controller and of every dialog).
+        menu: the menu to extend; ``None`` adds a "Replay" menu to ``window.menuBar()``.
+        current_target: ``() -> (PATH, character) | None`` — what the window has open.
+        kwargs: passed to :class:`ReplayController` (``prompter``, ``backup_root``, ``state_dir``).
+    """
+    controller = ReplayController(window, current_target, **kwargs)
+    if menu is None:
+        menu = window.menuBar().addMenu("&Replay")  # type: ignore[attr-defined]
+    menu.addAction(controller.replay_action)
+    menu.addAction(controller.restore_action)
+    return controller
+
+
+__all__ = [
+    "DialogReplayPrompter",
+    "NoticeDialog",
+    "QuestionDialog",
+    "ReplayChoice",
+    "ReplayController",
+    "ReplayDialog",
+    "RestoreDialog",
+    "install_replay_actions",
+]
