@@ -300,13 +300,13 @@ def probe_lock_file(path: str | os.PathLike[str]) -> LauncherLock:
     """
     p = os.fspath(path)
     try:
-        fd = os.open(p, os.O_RDONLY if os.name != "nt" else os.O_RDWR)
+        fd = os.open(p, os.O_RDWR if sys.platform == "win32" else os.O_RDONLY)
     except FileNotFoundError:
         return LauncherLock("free", p, f"no launcher lock at {p}")
     except OSError as exc:
         return LauncherLock("unknown", p, f"cannot open the launcher lock {p}: {exc.strerror or exc}")
     try:
-        if os.name == "nt":  # pragma: no cover - Windows only
+        if sys.platform == "win32":  # pragma: no cover - Windows only
             import msvcrt
 
             try:
@@ -1158,7 +1158,8 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
         "malformed": "malformed: the whole journal replays",
         "unknown_id": f"names {plan.sentinel_id}, which is not in the journal: the whole journal replays",
     }.get(plan.sentinel_state, plan.sentinel_state)
-    out.append(f"Sentinel: {where}; {plan.total_events} events, {plan.pending} pending")
+    if plan.journal_present:
+        out.append(f"Sentinel: {where}; {plan.total_events} events, {plan.pending} pending")
     verb = "re-apply" if plan.scope.kind == "repair" else "apply"
     out.append(f"Would {verb} {len(plan.events)} event(s):")
     out += [f"  {e.label()}" for e in plan.events[:max_events]]

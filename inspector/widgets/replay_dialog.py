@@ -62,6 +62,10 @@ from inspector.core.guarded_replay import (
 )
 from journal.handlers import HandlerRegistry
 
+#: The "up to event" list offers at most this many pending events (the command line takes any id).
+MAX_UNTIL_CHOICES = 5000
+
+
 # -- plain values the dialogs return ------------------------------------------------------------------
 
 
@@ -167,7 +171,7 @@ class ReplayDialog(QDialog):
         self.scope_tail = QRadioButton("Pending tail")
         self.scope_until = QRadioButton("Up to event:")
         self.until_combo = QComboBox()
-        for ev in self._pending:
+        for ev in self._pending[:MAX_UNTIL_CHOICES]:
             self.until_combo.addItem(ev.label(), ev.event_id)
         repairable = sum(1 for o in self.plan.orphans if o.repairable)
         self.scope_repair = QRadioButton(f"Repair orphaned archive events ({repairable})")

@@ -186,6 +186,27 @@ def test_server_lock_refuses_and_the_override_is_recorded(root, backups, tmp_pat
     assert report["overrides"]["server_lock"] is True
 
 
+def test_dry_run_while_the_server_runs_shows_the_plan_and_predicts_the_refusal(root, backups, tmp_path, capsys):
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    with held_launcher_lock(tmp_path / "runtime"):
+        assert replay(root, backups, "--dry-run") == 1
+    out = capsys.readouterr().out
+    assert "Would apply 4 event(s):" in out and "an apply would be refused" in out
+    assert hash_tree(cd) == before and not backups.exists()
+
+
+def test_restore_into_a_vanished_memory_root_is_bad_input(root, backups, tmp_path, capsys):
+    import shutil
+
+    build_case(root, "pending_tail")
+    replay(root, backups, "--yes")
+    (backup,) = _backup_dirs(backups)
+    shutil.rmtree(root)
+    assert main(["restore", str(backup), "--yes"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
 def test_zip_export_is_refused_and_extraction_offered(root, backups, tmp_path, monkeypatch, capsys):
     build_case(root, "pending_tail")
     z = zip_folder(root, tmp_path / "export.zip")
