@@ -2065,8 +2065,9 @@ class RestorePlan:
     Files created in the folder after the backup (a shard a replay created, a temp file, newer
     files of the server) are removed, so the folder becomes byte-identical to the backup; they are
     not lost: :func:`execute_restore` first takes a ``pre-restore`` backup of the folder as it is,
-    which makes the restore itself undoable. Folders are never removed (an empty folder created
-    since the backup stays; it changes no file).
+    which makes the restore itself undoable. A folder created after the backup (an archive folder
+    a replay created) is removed too once it is empty; one that still holds something the backup
+    does not manage (a link, which backups never follow) is left alone.
 
     Attributes:
         backup: the backup.
@@ -2075,6 +2076,7 @@ class RestorePlan:
         replace: files whose content differs.
         create: files of the backup missing from the folder.
         remove: files in the folder that the backup does not have.
+        remove_dirs: folders the backup does not have, deepest first.
         unchanged: files already identical.
         new_events: events in the folder's journal that the backup's journal does not have (they
             leave the folder, and stay in the pre-restore backup).
@@ -2086,6 +2088,7 @@ class RestorePlan:
     replace: list[str] = field(default_factory=list)
     create: list[str] = field(default_factory=list)
     remove: list[str] = field(default_factory=list)
+    remove_dirs: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     new_events: int = 0
 
@@ -2095,7 +2098,7 @@ class RestorePlan:
 
     @property
     def has_work(self) -> bool:
-        return bool(self.replace or self.create or self.remove)
+        return bool(self.replace or self.create or self.remove or self.remove_dirs)
 
 
 def plan_restore(backup_path: str | os.PathLike[str], target: str | os.PathLike[str] | None = None) -> RestorePlan:
@@ -2110,7 +2113,7 @@ def plan_restore(backup_path: str | os.PathLike[str], target: str | os.PathLike[
         raise BadInputError(f"{dest.parent} does not exist: cannot restore {backup.character} there")
     rp = RestorePlan(backup, dest, problems=verify_backup(backup))
     hashes = backup.hashes()
-    live, _, _ = _walk_regular_files(dest) if dest.is_dir() else ([], [], [])
+    live, live_dirs, _ = _walk_regular_files(dest) if dest.is_dir() else ([], [], [])
     for rel in sorted(hashes):
         p = dest / rel
         if not p.is_file() or p.is_symlink():
@@ -2120,6 +2123,8 @@ def plan_restore(backup_path: str | os.PathLike[str], target: str | os.PathLike[
         else:
             rp.replace.append(rel)
     rp.remove = [rel for rel in live if rel not in hashes]
+    kept = set(backup.dirs)
+    rp.remove_dirs = sorted((d for d in live_dirs if d not in kept), key=lambda d: (-d.count("/"), d))
     if JOURNAL_NAME in hashes and (dest / JOURNAL_NAME).is_file():
         old = {e.event_id for e in read_journal(backup.files_dir / JOURNAL_NAME).events}
         rp.new_events = sum(1 for e in read_journal(dest / JOURNAL_NAME).events if e.event_id not in old)
@@ -2140,6 +2145,7 @@ def describe_restore_plan(rp: RestorePlan) -> list[str]:
     out += [f"  replace {rel}" for rel in rp.replace]
     out += [f"  create  {rel}" for rel in rp.create]
     out += [f"  remove  {rel}  (created after the backup; kept in the pre-restore backup)" for rel in rp.remove]
+    out += [f"  remove  {rel}/  (an empty folder created after the backup)" for rel in rp.remove_dirs]
     out.append(f"  {len(rp.unchanged)} file(s) already identical")
     if rp.new_events:
         out.append(
@@ -2237,6 +2243,13 @@ def execute_restore(
         for rel in rp.remove:
             fs.remove_file(dest / rel)
             out.removed.append(rel)
+        for rel in rp.remove_dirs:
+            folder = dest / rel
+            if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
+                # An empty folder: rmdir is atomic by itself; journal.fs makes it durable.
+                os.rmdir(folder)
+                fs.fsync_dir(folder.parent)
+                out.removed.append(rel + "/")
     except (OSError, BackupError) as exc:
         out.status = "failed"
         out.message = f"restore failed: {exc}"

@@ -306,6 +306,15 @@ def hash_tree(root: Path) -> dict[str, str]:
     return out
 
 
+def tree(root: Path) -> dict[str, str]:
+    """Like :func:`hash_tree`, plus every folder (``"dir"``): proves nothing was created either."""
+    out = hash_tree(root)
+    for dirpath, dirs, _files in os.walk(root):
+        for name in dirs:
+            out[(Path(dirpath) / name).relative_to(root).as_posix() + "/"] = "dir"
+    return out
+
+
 def make_old(cd: Path, seconds: float = 3600) -> None:
     """Backdate every file so the recent-writes warning does not fire."""
     for dirpath, _dirs, files in os.walk(cd):

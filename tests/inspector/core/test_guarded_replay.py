@@ -36,6 +36,7 @@ from tests.inspector.replay_cases import (
     hash_tree,
     held_launcher_lock,
     make_old,
+    tree,
     zip_folder,
 )
 
@@ -387,6 +388,7 @@ def test_until_must_name_a_pending_event(root, backups):
 def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_nothing(root, backups, case):
     cd = build_case(root, case)
     original = hash_tree(cd)
+    original_tree = tree(cd)
     run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     plan, outcome = run.plan, run.outcome
     events = _events(cd)
@@ -416,7 +418,7 @@ def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_n
     assert outcome.backup.hashes() == original
     restored = gr.execute_restore(gr.plan_restore(outcome.backup.path), backup_root=backups)
     assert restored.status == "restored", restored.message
-    assert hash_tree(cd) == original
+    assert tree(cd) == original_tree
 
 
 def test_progress_is_reported_per_event(root, backups):
@@ -609,6 +611,21 @@ def test_restore_removes_files_created_after_the_backup_and_is_itself_undoable(r
     assert report["kind"] == "restore" and report["outcome"]["removed"] == sorted(rp.remove)
     undo = gr.run_guarded_restore(outcome.pre_restore.path, HeadlessPrompter(True))
     assert undo.status == "restored" and hash_tree(cd) == after
+
+
+def test_restore_removes_a_folder_the_replay_created(root, backups):
+    import shutil
+
+    cd = build_case(root, "pending_tail")
+    shutil.rmtree(cd / REFLECTION_ARCHIVE)  # the replay recreates it to heal the archive entry
+    original = tree(cd)
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
+    assert (cd / REFLECTION_ARCHIVE / SHARD).is_file()
+    rp = gr.plan_restore(run.outcome.backup.path)
+    assert rp.remove == [f"{REFLECTION_ARCHIVE}/{SHARD}"] and rp.remove_dirs == [REFLECTION_ARCHIVE]
+    outcome = gr.execute_restore(rp, backup_root=backups)
+    assert outcome.status == "restored" and f"{REFLECTION_ARCHIVE}/" in outcome.removed
+    assert tree(cd) == original
 
 
 def test_restore_refuses_while_the_server_runs(root, backups, tmp_path):
