@@ -1,19 +1,32 @@
 """The five idempotent replay handlers, their registry, and the stores they read and write.
 
 A handler is ``fn(store, payload) -> bool`` (whether something changed). It loads its view from
-the store, applies the payload, and saves only if something changed, before it returns. Handlers
-reach files only through a :class:`Store`, so the same code runs against the real folder
-(:class:`FolderStore`), a scratch copy (``FolderStore(durable=False)``) or an in-memory overlay
-that never writes to disk (:class:`MemoryStore`).
+the store, applies the payload, and saves only if something changed, before it returns
+(memory-format §3.5). Handlers reach files only through a :class:`Store`, so the same code runs
+against the real folder (:class:`FolderStore`), a scratch copy (``FolderStore(durable=False)``) or
+an in-memory overlay that never writes to disk (:class:`MemoryStore`).
+
+Two deliberate differences from the memory server:
+
+* a corrupt target shard makes an archive handler **raise** (replay pauses at the event) instead
+  of returning "no change" and letting the sentinel move past the only recovery copy;
+* a shard basename that does not match ``YYYY-MM-DD_<8 hex>.json`` raises before anything is
+  written.
+
+A store never reads or writes a view, archive folder or shard that resolves outside the character
+folder it was given (a symbolic link pointing elsewhere is refused like a corrupt file).
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,10 +39,11 @@ from journal.errors import (
     ViewCorruptError,
     ViewDriftError,
 )
-from journal.events import ALL_EVENT_TYPES
+from journal.events import ALL_EVENT_TYPES, SENTINEL_NAME, now_iso
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, load_shard, shard_path, validate_shard_name
-from journal.views import PERSONA, REFLECTIONS, SentinelRead, load_view, read_sentinel, write_sentinel
+from journal.views import PERSONA, REFLECTIONS, SentinelRead, parse_json_bytes, read_sentinel, write_sentinel
 
+#: Keys ``reflection.evidence_updated`` copies (memory-format §3.5 (a)).
 REFLECTION_EVIDENCE_KEYS = (
     "reinforcement",
     "disputation",
@@ -41,8 +55,11 @@ REFLECTION_EVIDENCE_KEYS = (
     "last_promote_attempt_at",
     "promote_attempt_count",
 )
+#: Keys ``persona.evidence_updated`` copies (§3.5 (b)): the evidence set without the throttle.
 PERSONA_EVIDENCE_KEYS = REFLECTION_EVIDENCE_KEYS[:7]
 EVENT_TIME_KEYS = ("event_when_raw", "event_start_at", "event_end_at")
+#: Keys ``persona.entry_updated`` copies besides speaker provenance (§3.5 (c)).
+PERSONA_ENTRY_KEYS = (*PERSONA_EVIDENCE_KEYS, "merged_from_ids", *EVENT_TIME_KEYS)
 SPEAKER_KEYS = ("speaker_id", "speaker_trust", "speaker_label", "speaker_provenance_mixed")
 
 
@@ -50,21 +67,23 @@ SPEAKER_KEYS = ("speaker_id", "speaker_trust", "speaker_label", "speaker_provena
 
 
 class Store(Protocol):
-    """Where handlers and the reconciler read and write one character folder's files."""
+    """Where handlers and the reconciler read and write one character folder's files.
+
+    Contract for implementations: ``load_view`` of a missing file gives an empty ``expected()``;
+    a file that is not JSON or has the wrong top-level type raises ``ViewCorruptError``.
+    ``load_shard`` gives ``None`` for a missing shard and raises ``BadShardNameError`` /
+    ``ShardCorruptError``. Nothing outside ``char_dir`` is ever read or written.
+    """
 
     char_dir: Path
 
     def view_exists(self, name: str) -> bool: ...
 
-    def load_view(self, name: str, expected: type) -> Any:
-        """Missing → empty ``expected()``. Raises ViewCorruptError."""
-        ...
+    def load_view(self, name: str, expected: type) -> Any: ...
 
     def save_view(self, name: str, obj: Any) -> None: ...
 
-    def load_shard(self, archive: str, basename: str) -> list[Any] | None:
-        """``None`` when missing. Raises BadShardNameError, ShardCorruptError."""
-        ...
+    def load_shard(self, archive: str, basename: str) -> list[Any] | None: ...
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None: ...
 
@@ -73,8 +92,177 @@ class Store(Protocol):
     def write_sentinel(self, event_id: str | None) -> None: ...
 
 
-class FolderStore:
+def _inside(root: str, path: Path) -> bool:
+    resolved = os.path.realpath(path)
+    return resolved == root or resolved.startswith(root + os.sep)
+
+
+class _Confined:
+    """Path checks shared by the stores: nothing may resolve outside the character folder."""
+
+    char_dir: Path
+    _root: str
+
+    def _confine(self, char_dir: str | os.PathLike[str]) -> None:
+        self.char_dir = Path(char_dir)
+        self._root = os.path.realpath(self.char_dir)
+
+    def _view_path(self, name: str) -> Path:
+        path = self.char_dir / name
+        if os.path.basename(name) != name or name in ("", ".", "..") or not _inside(self._root, path):
+            raise ViewCorruptError(
+                f"{name} resolves outside the character folder ({os.path.realpath(path)}); refusing to use it"
+            )
+        return path
+
+    def _shard_path(self, archive: str, basename: str) -> Path:
+        path = shard_path(self.char_dir / archive, basename)  # validates the basename first
+        for p in (path.parent, path):
+            if not _inside(self._root, p):
+                raise ShardCorruptError(
+                    f"{archive}/{basename} resolves outside the character folder ({os.path.realpath(p)}); "
+                    "refusing to read or write through it"
+                )
+        return path
+
+
+class _ListCache:
+    """The encoded elements of one list of entries (dicts), as this store last wrote them.
+
+    Valid while the list object is not changed in place: the production handlers never do that
+    (they build a new list to remove entries) and report every entry they change.
+    """
+
+    __slots__ = ("level", "parts", "pos", "ref")
+
+    def __init__(self, ref: Any, level: int, parts: list[bytes]) -> None:
+        self.ref = ref  # keeps the list and its entries alive, so their ids cannot be reused
+        self.level = level
+        self.parts = parts
+        self.pos = {id(item): i for i, item in enumerate(ref)}
+
+
+class _CachedView:
+    """A view as this store last read or wrote it.
+
+    ``obj`` serialises to ``data`` except for the entries whose ids are in ``dirty`` (reported by
+    the handlers through :func:`_note_changed`); ``lists`` holds the encoded entries of each list of
+    entries written last time.
+    """
+
+    __slots__ = ("data", "dirty", "lists", "obj")
+
+    def __init__(self, data: bytes, obj: Any, lists: dict[int, _ListCache] | None = None) -> None:
+        self.data = data
+        self.obj = obj
+        self.lists: dict[int, _ListCache] = lists if lists is not None else {}
+        self.dirty: set[int] = set()
+
+
+class _Fallback(Exception):
+    """The incremental encoder met something only ``json.dumps`` renders exactly."""
+
+
+_IND = b"  "
+
+
+def _encode_entry(item: Any, level: int) -> bytes:
+    """An entry nested at ``level``: ``json.dumps`` of it, re-indented (raw newlines in its output
+    are all structural, since strings escape theirs)."""
+    text = json.dumps(item, indent=2, ensure_ascii=False)
+    if level:
+        text = text.replace("\n", "\n" + "  " * level)
+    return text.encode("utf-8")
+
+
+class _Encoder:
+    """``json.dumps(obj, indent=2, ensure_ascii=False)`` as bytes, reusing the entries of a cache.
+
+    Lists and dicts are laid out exactly as the stdlib encoder lays them out. A list whose
+    elements are all dicts is a list of *entries*: each entry is rendered by ``json.dumps`` itself
+    and reused from the cache when it is the same object and was not reported changed; when the
+    list itself is the same object, only its changed entries are visited at all.
+    """
+
+    def __init__(self, cache: _CachedView | None) -> None:
+        self.old = cache.lists if cache is not None else {}
+        self.dirty = cache.dirty if cache is not None else set()
+        self.lists: dict[int, _ListCache] = {}
+        self._by_entry: dict[int, tuple[_ListCache, int]] | None = None
+
+    def _old_entry(self, item: Any, level: int) -> bytes | None:
+        if self._by_entry is None:
+            self._by_entry = {eid: (lc, i) for lc in self.old.values() for eid, i in lc.pos.items()}
+        hit = self._by_entry.get(id(item))
+        if hit is None or id(item) in self.dirty:
+            return None
+        lc, i = hit
+        if lc.level != level or i >= len(lc.ref) or lc.ref[i] is not item:
+            return None
+        return lc.parts[i]
+
+    def value(self, obj: Any, level: int) -> bytes:
+        if isinstance(obj, str):
+            return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        if isinstance(obj, (list, tuple)):
+            return self._list(obj, level)
+        if isinstance(obj, dict):
+            if not obj:
+                return b"{}"
+            inner = b"\n" + _IND * (level + 1)
+            parts = []
+            for k, v in obj.items():
+                if not isinstance(k, str):
+                    raise _Fallback  # json converts int/float/bool/None keys; let it do so
+                parts.append(encode_basestring(k).encode("utf-8") + b": " + self.value(v, level + 1))
+            return b"{" + inner + (b"," + inner).join(parts) + b"\n" + _IND * level + b"}"
+        return json.dumps(obj, ensure_ascii=False).encode("utf-8")
+
+    def _list(self, obj: Any, level: int) -> bytes:
+        if not obj:
+            return b"[]"
+        inner = b"\n" + _IND * (level + 1)
+        lc = self.old.get(id(obj))
+        if lc is not None and lc.ref is obj and lc.level == level and len(lc.parts) == len(obj):
+            parts = lc.parts
+            for eid in self.dirty:
+                i = lc.pos.get(eid)
+                if i is not None and id(obj[i]) == eid:
+                    parts[i] = _encode_entry(obj[i], level + 1)
+            self.lists[id(obj)] = lc
+        elif all(isinstance(item, dict) for item in obj):
+            parts = [self._old_entry(item, level) or _encode_entry(item, level + 1) for item in obj]
+            self.lists[id(obj)] = _ListCache(obj, level, parts)
+        else:
+            parts = [self.value(item, level + 1) for item in obj]
+        return b"[" + inner + (b"," + inner).join(parts) + b"\n" + _IND * level + b"]"
+
+
+def dumps_view_incremental(obj: Any, cache: _CachedView | None = None) -> tuple[bytes, dict[int, _ListCache]]:
+    """Byte-for-byte :func:`journal.fs.dumps_view`, reusing the unchanged entries of ``cache``.
+
+    ``cache`` is consumed (its lists are updated in place). Returns the bytes and the list caches
+    to keep for the next call.
+    """
+    encoder = _Encoder(cache)
+    try:
+        data = encoder.value(obj, 0)
+    except _Fallback:
+        return fs.dumps_view(obj), {}
+    return data, encoder.lists
+
+
+#: Tests set this to check every incremental serialisation against :func:`journal.fs.dumps_view`.
+VERIFY_INCREMENTAL_SAVES = False
+
+
+class FolderStore(_Confined):
     """The real files of one character folder; every write goes through :mod:`journal.fs`.
+
+    Within one store, a view that this store itself last wrote and that is unchanged on disk (its
+    bytes are compared on every load) is not parsed again, and only the entries a handler reported
+    as changed are serialised again; the bytes written are always exactly
+    :func:`journal.fs.dumps_view` of the view.
 
     Args:
         char_dir: the character folder.
@@ -82,23 +270,56 @@ class FolderStore:
     """
 
     def __init__(self, char_dir: str | os.PathLike[str], *, durable: bool = True) -> None:
-        self.char_dir = Path(char_dir)
+        self._confine(char_dir)
         self.durable = durable
+        self._cache: dict[str, _CachedView] = {}
+
+    def discard_cache(self) -> None:
+        """Forget every cached view (after a handler this store cannot vouch for, or a failure)."""
+        self._cache.clear()
+
+    def note_changed(self, name: str, entry: Any) -> None:
+        """A handler changed ``entry`` (a dict inside view ``name``) in place."""
+        cached = self._cache.get(name)
+        if cached is not None:
+            cached.dirty.add(id(entry))
 
     def view_exists(self, name: str) -> bool:
-        return (self.char_dir / name).exists()
+        return self._view_path(name).exists()
 
     def load_view(self, name: str, expected: type) -> Any:
-        return load_view(self.char_dir / name, expected)
+        path = self._view_path(name)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            self._cache.pop(name, None)
+            return expected()
+        cached = self._cache.get(name)
+        if cached is not None and not cached.dirty and cached.data == data and isinstance(cached.obj, expected):
+            return cached.obj
+        self._cache.pop(name, None)
+        try:
+            obj = parse_json_bytes(data)
+        except ValueError as exc:
+            raise ViewCorruptError(f"{name} is not valid JSON: {exc}") from exc
+        if not isinstance(obj, expected):
+            raise ViewCorruptError(f"{name} has a top-level {type(obj).__name__}, expected a {expected.__name__}")
+        self._cache[name] = _CachedView(data, obj)
+        return obj
 
     def save_view(self, name: str, obj: Any) -> None:
-        fs.atomic_write_json(self.char_dir / name, obj, durable=self.durable)
+        path = self._view_path(name)
+        data, lists = dumps_view_incremental(obj, self._cache.pop(name, None))
+        if VERIFY_INCREMENTAL_SAVES and data != fs.dumps_view(obj):
+            raise AssertionError(f"incremental serialisation of {name} differs from dumps_view")
+        fs.atomic_write_bytes(path, data, durable=self.durable)
+        self._cache[name] = _CachedView(data, obj, lists)
 
     def load_shard(self, archive: str, basename: str) -> list[Any] | None:
-        return load_shard(shard_path(self.char_dir / archive, basename))
+        return load_shard(self._shard_path(archive, basename))
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
-        path = shard_path(self.char_dir / archive, basename)
+        path = self._shard_path(archive, basename)
         if self.durable:
             fs.ensure_dir(path.parent)
         else:
@@ -112,8 +333,6 @@ class FolderStore:
         if self.durable:
             write_sentinel(self.char_dir, event_id)
         else:
-            from journal.events import SENTINEL_NAME, now_iso
-
             fs.atomic_write_json(
                 self.char_dir / SENTINEL_NAME, {"last_applied_event_id": event_id, "ts": now_iso()}, durable=False
             )
@@ -122,18 +341,19 @@ class FolderStore:
 _MISSING = object()
 
 
-class MemoryStore:
+class MemoryStore(_Confined):
     """An overlay over a character folder that reads lazily and keeps every write in memory.
 
     It never writes to disk, so it is safe on any folder (exports, read-only media). Used for
-    diagnosis checks ("would this handler change anything?") and fast dry runs.
+    diagnosis checks ("would this handler change anything?") and fast dry runs. It refuses the
+    same out-of-folder paths as :class:`FolderStore`, so both stop at the same events.
 
     Attributes:
         written: names of views / ``archive/basename`` shards / ``events_applied.json`` written.
     """
 
     def __init__(self, char_dir: str | os.PathLike[str]) -> None:
-        self.char_dir = Path(char_dir)
+        self._confine(char_dir)
         self._views: dict[str, Any] = {}
         self._shards: dict[tuple[str, str], Any] = {}
         self._sentinel: SentinelRead | None = None
@@ -142,12 +362,21 @@ class MemoryStore:
     def view_exists(self, name: str) -> bool:
         if name in self._views:
             return self._views[name] is not _MISSING
-        return (self.char_dir / name).exists()
+        return self._view_path(name).exists()
 
     def load_view(self, name: str, expected: type) -> Any:
         if name not in self._views:
-            # A corrupt view raises on every call, as on disk; nothing is cached.
-            self._views[name] = load_view(self.char_dir / name, expected, missing=_MISSING)
+            path = self._view_path(name)
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                self._views[name] = _MISSING
+            else:
+                # A corrupt view raises on every call, as on disk; nothing is cached.
+                try:
+                    self._views[name] = parse_json_bytes(data)
+                except ValueError as exc:
+                    raise ViewCorruptError(f"{name} is not valid JSON: {exc}") from exc
         obj = self._views[name]
         if obj is _MISSING:
             return expected()
@@ -156,19 +385,19 @@ class MemoryStore:
         return obj
 
     def save_view(self, name: str, obj: Any) -> None:
+        self._view_path(name)
         self._views[name] = obj
         self.written.add(name)
 
     def load_shard(self, archive: str, basename: str) -> list[Any] | None:
-        validate_shard_name(basename)
         key = (archive, basename)
         if key not in self._shards:
-            self._shards[key] = load_shard(shard_path(self.char_dir / archive, basename))
+            self._shards[key] = load_shard(self._shard_path(archive, basename))
         value: list[Any] | None = self._shards[key]
         return value
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
-        validate_shard_name(basename)
+        self._shard_path(archive, basename)
         self._shards[(archive, basename)] = entries
         self.written.add(f"{archive}/{basename}")
 
@@ -179,7 +408,7 @@ class MemoryStore:
 
     def write_sentinel(self, event_id: str | None) -> None:
         self._sentinel = SentinelRead("ok", event_id) if event_id is not None else SentinelRead("null")
-        self.written.add("events_applied.json")
+        self.written.add(SENTINEL_NAME)
 
     def view(self, name: str) -> Any:
         """The in-memory value of a view (after writes), or ``None`` if never loaded."""
@@ -200,13 +429,47 @@ class MemoryStore:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _copy_keys(entry: dict[str, Any], payload: dict[str, Any], keys: tuple[str, ...]) -> None:
+def _same(a: Any, b: Any) -> bool:
+    """JSON identity: equal values of the same JSON type (``1`` ≠ ``1.0`` ≠ ``True``; NaN = NaN)."""
+    if a is b:
+        return True
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is float:
+        return bool(a == b or (math.isnan(a) and math.isnan(b)))
+    if ta is list or ta is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if ta is dict:
+        return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
+    return bool(a == b)
+
+
+def _note_changed(store: Store, name: str, entry: Any) -> None:
+    note = getattr(store, "note_changed", None)
+    if note is not None:
+        note(name, entry)
+
+
+def _assign(entry: dict[str, Any], key: str, value: Any) -> bool:
+    """Set ``entry[key] = value`` (a private copy) unless it already holds that JSON value."""
+    if key in entry and _same(entry[key], value):
+        return False
+    entry[key] = copy.deepcopy(value)
+    return True
+
+
+def _copy_keys(entry: dict[str, Any], source: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """Copy the keys of ``keys`` that are present in ``source``; an absent key never clears one."""
+    changed = False
     for key in keys:
-        if key in payload:
-            entry[key] = copy.deepcopy(payload[key])
+        if key in source and _assign(entry, key, source[key]):
+            changed = True
+    return changed
 
 
 def _find(items: Any, entry_id: Any) -> dict[str, Any] | None:
+    """The first dict of ``items`` whose ``id`` equals ``entry_id``."""
     if not isinstance(items, list):
         return None
     for item in items:
@@ -215,116 +478,167 @@ def _find(items: Any, entry_id: Any) -> dict[str, Any] | None:
     return None
 
 
-def _persona_entry(persona: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any] | None:
-    key = payload.get("entity_key")
-    section = persona.get(key) if isinstance(key, str) else None
+def _persona_entry(persona: dict[str, Any], entity_key: Any, entry_id: Any) -> dict[str, Any] | None:
+    section = persona.get(entity_key) if isinstance(entity_key, str) else None
     if not isinstance(section, dict):
         return None
-    return _find(section.get("facts"), payload.get("entry_id"))
+    return _find(section.get("facts"), entry_id)
 
 
-def _heal_shard(store: Store, archive: str, payload: dict[str, Any]) -> bool:
-    """Make sure the entry snapshot is in its named shard (the archive-recovery step)."""
+def _checked_basename(payload: dict[str, Any]) -> str | None:
+    """The payload's shard basename, validated; ``None`` when absent or empty.
+
+    Raises:
+        BadShardNameError: present but not a valid basename (before anything is written).
+    """
     basename = payload.get("archive_shard_path")
-    snapshot = payload.get("entry_snapshot")
+    if not basename:
+        return None
+    return validate_shard_name(basename)
+
+
+def _heal_shard(store: Store, archive: str, basename: str | None, snapshot: Any) -> bool:
+    """Make sure ``snapshot`` is in shard ``basename`` (archive recovery). Returns whether it wrote.
+
+    Raises:
+        ShardCorruptError: the shard exists but is not a JSON list (the deliberate fix: replay
+            pauses, the view keeps the entry).
+        PayloadError: the snapshot has no id, so it cannot be found again idempotently.
+    """
     if basename is None or not isinstance(snapshot, dict):
         return False
-    validate_shard_name(basename)
-    current = store.load_shard(archive, basename)  # corrupt → raises: replay pauses (deliberate fix)
+    sid = snapshot.get("id")
+    if not isinstance(sid, str) or not sid:
+        raise PayloadError(f"entry_snapshot for shard {basename} has no id; it cannot be archived idempotently")
+    current = store.load_shard(archive, basename)
     if current is None:
         store.save_shard(archive, basename, [copy.deepcopy(snapshot)])
         return True
-    if any(isinstance(e, dict) and e.get("id") == snapshot.get("id") for e in current):
+    if any(isinstance(e, dict) and e.get("id") == sid for e in current):
         return False
     store.save_shard(archive, basename, [*current, copy.deepcopy(snapshot)])
     return True
+
+
+def _text_sha256(text: Any) -> str:
+    if text is None:
+        text = ""
+    return hashlib.sha256(str(text).encode("utf-8")).hexdigest()
 
 
 # -- the five handlers ---------------------------------------------------------------------------
 
 
 def reflection_evidence_updated(store: Store, payload: dict[str, Any]) -> bool:
-    """Copy the evidence keys present in the payload onto the reflection (``reflections.json``)."""
+    """``reflection.evidence_updated``: copy the evidence keys present in the payload onto the
+    reflection in ``reflections.json`` (memory-format §3.5 (a)); ``source`` is ignored.
+
+    Raises:
+        ViewCorruptError: ``reflections.json`` is not JSON or not a list.
+    """
     rid = payload.get("reflection_id")
     if not rid:
         return False
     reflections = store.load_view(REFLECTIONS, list)
     entry = _find(reflections, rid)
-    if entry is None:
+    if entry is None or not _copy_keys(entry, payload, REFLECTION_EVIDENCE_KEYS):
         return False
-    before = copy.deepcopy(entry)
-    _copy_keys(entry, payload, REFLECTION_EVIDENCE_KEYS)
-    if entry == before:
-        return False
+    _note_changed(store, REFLECTIONS, entry)
     store.save_view(REFLECTIONS, reflections)
     return True
 
 
 def persona_evidence_updated(store: Store, payload: dict[str, Any]) -> bool:
-    """Copy the evidence keys present in the payload onto the persona entry (``persona.json``)."""
-    if not payload.get("entity_key") or not payload.get("entry_id"):
+    """``persona.evidence_updated``: copy the evidence keys present in the payload onto
+    ``persona[entity_key].facts[id == entry_id]`` (§3.5 (b)).
+
+    Raises:
+        ViewCorruptError: ``persona.json`` is not JSON or not a dict.
+    """
+    entity_key, entry_id = payload.get("entity_key"), payload.get("entry_id")
+    if not entity_key or not entry_id:
         return False
     persona = store.load_view(PERSONA, dict)
-    entry = _persona_entry(persona, payload)
-    if entry is None:
+    entry = _persona_entry(persona, entity_key, entry_id)
+    if entry is None or not _copy_keys(entry, payload, PERSONA_EVIDENCE_KEYS):
         return False
-    before = copy.deepcopy(entry)
-    _copy_keys(entry, payload, PERSONA_EVIDENCE_KEYS)
-    if entry == before:
-        return False
+    _note_changed(store, PERSONA, entry)
     store.save_view(PERSONA, persona)
     return True
 
 
 def persona_entry_updated(store: Store, payload: dict[str, Any]) -> bool:
-    """Merge-on-promote: check the text hash, then copy evidence, ``merged_from_ids``, event time
-    and speaker provenance.
+    """``persona.entry_updated`` (merge on promote, §3.5 (c)): check the text hash, then copy the
+    evidence keys, ``merged_from_ids``, the event-time keys, and replace speaker provenance.
+
+    A missing ``persona.json`` means no change.
 
     Raises:
-        ViewDriftError: the entry's current text does not hash to ``rewrite_text_sha256``.
+        ViewDriftError: the entry's current text does not hash to ``rewrite_text_sha256`` (the
+            message names the entry and both hashes; the payload cannot restore the text).
+        ViewCorruptError: ``persona.json`` is not JSON or not a dict.
     """
-    if not payload.get("entity_key") or not payload.get("entry_id"):
+    entity_key, entry_id = payload.get("entity_key"), payload.get("entry_id")
+    if not entity_key or not entry_id:
         return False
     if not store.view_exists(PERSONA):
         return False
     persona = store.load_view(PERSONA, dict)
-    entry = _persona_entry(persona, payload)
+    entry = _persona_entry(persona, entity_key, entry_id)
     if entry is None:
         return False
     expected = payload.get("rewrite_text_sha256")
     if expected:
-        text = entry.get("text")
-        actual = hashlib.sha256(("" if text is None else str(text)).encode("utf-8")).hexdigest()
+        actual = _text_sha256(entry.get("text"))
         if actual != expected:
             raise ViewDriftError(
-                f"persona entry {payload['entity_key']}/{payload['entry_id']}: text hashes to {actual}, "
-                f"the event expects {expected}; the payload cannot restore the text"
+                f"persona entry {entity_key}/{entry_id}: its text hashes to sha256 {actual}, but the event "
+                f"expects {expected}; the view drifted from the journal and the payload cannot restore the text"
             )
-    before = copy.deepcopy(entry)
-    _copy_keys(entry, payload, (*PERSONA_EVIDENCE_KEYS, "merged_from_ids", *EVENT_TIME_KEYS))
+    changed = _copy_keys(entry, payload, PERSONA_ENTRY_KEYS)
     if "speaker_provenance" in payload:
-        provenance = payload["speaker_provenance"] if isinstance(payload["speaker_provenance"], dict) else {}
-        for key in SPEAKER_KEYS:
-            entry.pop(key, None)
-        _copy_keys(entry, provenance, SPEAKER_KEYS)
-    if entry == before:
+        provenance = payload["speaker_provenance"]
+        if not isinstance(provenance, dict):
+            provenance = {}  # a non-dict provenance counts as {}: it clears the four keys
+        before = {k: entry[k] for k in SPEAKER_KEYS if k in entry}
+        after = {k: provenance[k] for k in SPEAKER_KEYS if k in provenance}
+        changed |= not _same(before, after)
+        if changed:
+            # Remove and re-add, as the memory server does on every save: the keys end up last.
+            for key in SPEAKER_KEYS:
+                entry.pop(key, None)
+            entry.update(copy.deepcopy(after))
+    if not changed:
         return False
+    _note_changed(store, PERSONA, entry)
     store.save_view(PERSONA, persona)
     return True
 
 
 def reflection_state_changed(store: Store, payload: dict[str, Any]) -> bool:
-    """Lifecycle change of a reflection; ``to == "archived"`` also heals the archive shard.
+    """``reflection.state_changed`` (§3.5 (d)), dispatched on ``to``.
+
+    ``to == "archived"``: put ``entry_snapshot`` into shard ``archive_shard_path`` (when both are
+    present), then remove every reflection with ``reflection_id`` from ``reflections.json``. Any
+    other ``to``: set ``status``, ``<to>_at`` (when ``ts`` is set), ``absorbed_into`` (when
+    present), ``promote_blocked_reason`` / ``denied_reason`` from ``reason`` (only for those
+    targets) and ``reject_reason`` from ``reject_explanation``. ``from`` is never checked.
 
     Raises:
-        BadShardNameError, ShardCorruptError: for archive events; nothing is written.
+        BadShardNameError: invalid ``archive_shard_path``; nothing is written.
+        ShardCorruptError: the named shard is corrupt; nothing is written, the view keeps the entry.
+        PayloadError: ``to`` is not a string, or the snapshot has no id.
+        ViewCorruptError: ``reflections.json`` is not JSON or not a list.
     """
     rid = payload.get("reflection_id")
     to = payload.get("to")
     if not rid or not to:
         return False
+    if not isinstance(to, str):
+        raise PayloadError(f"reflection.state_changed: 'to' is a {type(to).__name__}, not a status string")
     if to == "archived":
-        changed = _heal_shard(store, REFLECTION_ARCHIVE, payload)
+        basename = _checked_basename(payload)
+        changed = _heal_shard(store, REFLECTION_ARCHIVE, basename, payload.get("entry_snapshot"))
         if not store.view_exists(REFLECTIONS):
             return changed
         reflections = store.load_view(REFLECTIONS, list)
@@ -337,45 +651,54 @@ def reflection_state_changed(store: Store, payload: dict[str, Any]) -> bool:
     entry = _find(reflections, rid)
     if entry is None:
         return False
-    before = copy.deepcopy(entry)
-    entry["status"] = to
+    changed = _assign(entry, "status", to)
     if payload.get("ts"):
-        entry[f"{to}_at"] = payload["ts"]
+        changed |= _assign(entry, f"{to}_at", payload["ts"])
     if "absorbed_into" in payload:
-        entry["absorbed_into"] = payload["absorbed_into"]
-    if to == "promote_blocked" and "reason" in payload:
-        entry["promote_blocked_reason"] = payload["reason"]
-    if to == "denied" and "reason" in payload:
-        entry["denied_reason"] = payload["reason"]
+        changed |= _assign(entry, "absorbed_into", payload["absorbed_into"])
+    if "reason" in payload and to == "promote_blocked":
+        changed |= _assign(entry, "promote_blocked_reason", payload["reason"])
+    if "reason" in payload and to == "denied":
+        changed |= _assign(entry, "denied_reason", payload["reason"])
     if "reject_explanation" in payload:
-        entry["reject_reason"] = payload["reject_explanation"]
-    if entry == before:
+        changed |= _assign(entry, "reject_reason", payload["reject_explanation"])
+    if not changed:
         return False
+    _note_changed(store, REFLECTIONS, entry)
     store.save_view(REFLECTIONS, reflections)
     return True
 
 
 def persona_fact_added(store: Store, payload: dict[str, Any]) -> bool:
-    """Persona archive recovery: heal the shard, then remove the entry from ``persona.json``.
+    """``persona.fact_added`` (§3.5 (e)): persona archive recovery.
 
-    Without ``archive_shard_path`` it does nothing and still counts as handled.
+    Without ``archive_shard_path`` it does nothing and still counts as handled. Otherwise: put
+    ``entry_snapshot`` into ``persona_archive/<basename>`` (when it is a dict), then remove the
+    entry from ``persona[entity_key].facts``. A missing ``persona.json`` or section returns the
+    result of the shard step.
 
     Raises:
-        BadShardNameError, ShardCorruptError: nothing is written.
+        BadShardNameError: invalid ``archive_shard_path``; nothing is written.
+        ShardCorruptError: the named shard is corrupt; nothing is written, the view keeps the entry.
+        PayloadError: the snapshot has no id.
+        ViewCorruptError: ``persona.json`` is not JSON or not a dict.
     """
-    if not payload.get("archive_shard_path"):
+    basename = _checked_basename(payload)
+    if basename is None:
         return False
-    changed = _heal_shard(store, PERSONA_ARCHIVE, payload)
+    entity_key, entry_id = payload.get("entity_key"), payload.get("entry_id")
+    if not entity_key or not entry_id:
+        return False
+    changed = _heal_shard(store, PERSONA_ARCHIVE, basename, payload.get("entry_snapshot"))
     if not store.view_exists(PERSONA):
         return changed
     persona = store.load_view(PERSONA, dict)
-    key = payload.get("entity_key")
-    section = persona.get(key) if isinstance(key, str) else None
+    section = persona.get(entity_key) if isinstance(entity_key, str) else None
     if not isinstance(section, dict) or not isinstance(section.get("facts"), list):
         return changed
-    eid = payload.get("entry_id")
-    kept = [e for e in section["facts"] if not (isinstance(e, dict) and e.get("id") == eid)]
-    if len(kept) != len(section["facts"]):
+    facts = section["facts"]
+    kept = [e for e in facts if not (isinstance(e, dict) and e.get("id") == entry_id)]
+    if len(kept) != len(facts):
         section["facts"] = kept
         store.save_view(PERSONA, persona)
         changed = True
@@ -386,15 +709,35 @@ def persona_fact_added(store: Store, payload: dict[str, Any]) -> bool:
 
 Handler = Callable[[Store, dict[str, Any]], bool]
 
+#: The production handlers. They report every entry they change in place to the store, which is
+#: what lets :class:`FolderStore` serialise only those entries again.
+_BUILTIN: dict[str, Handler] = {
+    "reflection.evidence_updated": reflection_evidence_updated,
+    "persona.evidence_updated": persona_evidence_updated,
+    "persona.entry_updated": persona_entry_updated,
+    "reflection.state_changed": reflection_state_changed,
+    "persona.fact_added": persona_fact_added,
+}
+_BUILTIN_FUNCS = frozenset(_BUILTIN.values())
+
 
 class HandlerRegistry:
-    """Event type → handler. Registering a name outside the vocabulary is an error."""
+    """Event type → handler. Registering a name outside the vocabulary is an error.
+
+    A type without a registered handler stops replay (the reconciler's ``no_handler``).
+    Registering a second handler for a name replaces the first.
+    """
 
     def __init__(self) -> None:
         self._handlers: dict[str, Handler] = {}
 
     def register(self, event_type: str, handler: Handler) -> None:
-        if event_type not in ALL_EVENT_TYPES:
+        """Register ``handler`` for ``event_type``.
+
+        Raises:
+            UnknownEventTypeError: ``event_type`` is not one of the 15 declared names.
+        """
+        if not isinstance(event_type, str) or event_type not in ALL_EVENT_TYPES:
             raise UnknownEventTypeError(f"cannot register a handler for undeclared event type {event_type!r}")
         self._handlers[event_type] = handler
 
@@ -411,21 +754,39 @@ class HandlerRegistry:
 def default_registry() -> HandlerRegistry:
     """A registry with the five production handlers."""
     registry = HandlerRegistry()
-    registry.register("reflection.evidence_updated", reflection_evidence_updated)
-    registry.register("persona.evidence_updated", persona_evidence_updated)
-    registry.register("persona.entry_updated", persona_entry_updated)
-    registry.register("reflection.state_changed", reflection_state_changed)
-    registry.register("persona.fact_added", persona_fact_added)
+    for name, handler in _BUILTIN.items():
+        registry.register(name, handler)
     return registry
 
 
 def run_handler(handler: Handler, store: Store, payload: Any) -> bool:
-    """Run ``handler`` with ``payload or {}``; a non-dict payload raises PayloadError."""
+    """Run ``handler`` with ``payload or {}`` (memory-format §4.1).
+
+    A store's cached views are dropped around handlers other than the five production ones (they
+    may change entries without reporting it) and after any failure, so a cache never outlives the
+    state it describes.
+
+    Raises:
+        PayloadError: the payload is not empty and not an object.
+        Whatever the handler raises.
+    """
     if not payload:
         payload = {}
     if not isinstance(payload, dict):
         raise PayloadError(f"payload is a {type(payload).__name__}, not an object")
-    return handler(store, payload)
+    discard = getattr(store, "discard_cache", None)
+    trusted = handler in _BUILTIN_FUNCS
+    if not trusted and discard is not None:
+        discard()
+    try:
+        changed = bool(handler(store, payload))
+    except BaseException:
+        if discard is not None:
+            discard()
+        raise
+    if not trusted and discard is not None:
+        discard()
+    return changed
 
 
 def block_reason(exc: BaseException) -> tuple[str, str]:
@@ -479,18 +840,22 @@ class ArchiveTarget:
 
 def archive_target(event_type: object, payload: Any) -> ArchiveTarget | None:
     """The archive destination of an archive event (with a snapshot), else ``None``."""
-    if not isinstance(payload, dict) or payload.get("archive_shard_path") is None:
+    if not isinstance(payload, dict) or not payload.get("archive_shard_path"):
         return None
     snapshot = payload.get("entry_snapshot")
     if not isinstance(snapshot, dict):
         return None
     if event_type == "reflection.state_changed" and payload.get("to") == "archived":
         eid = snapshot.get("id") or payload.get("reflection_id")
-        return ArchiveTarget(REFLECTION_ARCHIVE, payload["archive_shard_path"], str(eid), REFLECTIONS)
+        if not isinstance(eid, str) or not eid:
+            return None
+        return ArchiveTarget(REFLECTION_ARCHIVE, payload["archive_shard_path"], eid, REFLECTIONS)
     if event_type == "persona.fact_added":
         eid = snapshot.get("id") or payload.get("entry_id")
+        if not isinstance(eid, str) or not eid:
+            return None
         ek = payload.get("entity_key")
         return ArchiveTarget(
-            PERSONA_ARCHIVE, payload["archive_shard_path"], str(eid), PERSONA, ek if isinstance(ek, str) else None
+            PERSONA_ARCHIVE, payload["archive_shard_path"], eid, PERSONA, ek if isinstance(ek, str) else None
         )
     return None
