@@ -236,3 +236,43 @@ def remove_file(path: str | os.PathLike[str]) -> None:
     p = os.fspath(path)
     _call("unlink", p, lambda: os.unlink(p))
     fsync_dir(os.path.dirname(p) or ".")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is one of our temp files (``.nkatmp<8 hex>.tmp``)."""
+    return (
+        len(name) == len(TEMP_PREFIX) + 8 + len(TEMP_SUFFIX)
+        and name.startswith(TEMP_PREFIX)
+        and name.endswith(TEMP_SUFFIX)
+        and all(c in "0123456789abcdef" for c in name[len(TEMP_PREFIX) : -len(TEMP_SUFFIX)])
+    )
+
+
+def sweep_temp_files(folder: str | os.PathLike[str], *, durable: bool = True) -> list[str]:
+    """Remove our leftover temp files from ``folder`` (not its subfolders); return their names.
+
+    A crash between creating an atomic write's temp file and replacing the target leaves the temp
+    file behind, and nothing else ever removes it. Only a caller that knows no atomic write is in
+    flight in ``folder`` may sweep it: the reconciler does, holding the character lock, at a time
+    when by design no other process writes the folder (startup, or a guarded replay). Regular files
+    only; links and other names are left alone. The folder is fsynced once when something was
+    removed (``durable``).
+    """
+    p = os.fspath(folder)
+    try:
+        names = sorted(os.listdir(p))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    removed: list[str] = []
+    for name in names:
+        path = os.path.join(p, name)
+        if not is_temp_name(name) or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        try:
+            _call("unlink", path, lambda path=path: os.unlink(path))  # type: ignore[misc]
+        except FileNotFoundError:
+            continue
+        removed.append(name)
+    if removed and durable:
+        fsync_dir(p)
+    return removed

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from journal import fs
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import (
     FolderStore,
@@ -71,6 +72,8 @@ class ReplayReport:
             bound was hit.
         cancelled: the caller asked to stop between events.
         until_reached: replay stopped on purpose at the requested event.
+        temp_files_removed: leftover temp files of interrupted atomic writes removed before the
+            round (relative to the character folder).
     """
 
     character: str
@@ -85,6 +88,7 @@ class ReplayReport:
     left_behind: int = 0
     cancelled: bool = False
     until_reached: bool = False
+    temp_files_removed: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -99,6 +103,18 @@ class ReconcileHooks:
     before_event: Callable[[Event], None] | None = None
     after_event: Callable[[Event], None] | None = None
     before_probe: Callable[[int], None] | None = None
+
+
+def _sweep_temp_files(char_dir: Path, durable: bool) -> list[str]:
+    """Best effort: a leftover temp file is harmless to replay, so a failure to remove one is
+    logged and the round goes on (the next round retries)."""
+    removed: list[str] = []
+    for sub in ("", REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
+        try:
+            removed += [f"{sub}/{n}" if sub else n for n in fs.sweep_temp_files(char_dir / sub, durable=durable)]
+        except OSError as exc:
+            log.warning("%s: could not remove leftover temp files: %s", char_dir / sub, exc)
+    return removed
 
 
 def _after(events: list[Event], event_id: str | None) -> list[Event]:
@@ -159,6 +175,12 @@ class Reconciler:
         store = self.store_factory(cd)
         journal = cd / JOURNAL_NAME
         report = ReplayReport(character)
+        lock = self.event_log.lock(character)
+        if isinstance(store, FolderStore):
+            # Crash recovery includes the temp files of interrupted atomic writes: nothing else
+            # removes them. Under the lock, no atomic write of this process is in flight.
+            with lock:
+                report.temp_files_removed = _sweep_temp_files(cd, store.durable)
         start = store.read_sentinel()
         expected: str | None = start.event_id
         report.sentinel_before = expected
@@ -167,7 +189,6 @@ class Reconciler:
         index_of = {ev.event_id: i for i, ev in enumerate(events)}
         tail = _after(events, expected)
         report.tail = len(tail)
-        lock = self.event_log.lock(character)
 
         queue = list(tail)
         frozen = False

@@ -1,0 +1,97 @@
+"""Regression tests for the journal bugs the fault regime found (each names the suite that found it)."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+
+from journal import EventLog, MemoryStore, Reconciler, fs
+from tests.faults.scenarios import CHAR, applied_history
+
+OURS = ".nkatmp0123abcd.tmp"
+
+
+def _litter(char_dir):
+    for sub in ("", "reflection_archive", "persona_archive"):
+        folder = char_dir / sub
+        folder.mkdir(exist_ok=True)
+        (folder / OURS).write_bytes(b'[{"id": "half a view')
+    # Not ours, or not a leftover of an atomic write: never touched.
+    (char_dir / ".nkatmpXYZ.tmp").write_bytes(b"x")
+    (char_dir / ".reflections.json.k2j3h4.tmp").write_bytes(b"x")  # the older server's temp name
+    (char_dir / ".nkatmpdeadbeef.tmp").symlink_to(char_dir / "reflections.json")
+    (char_dir / "sub").mkdir()
+    (char_dir / "sub" / OURS).write_bytes(b"x")
+
+
+def test_recovery_removes_temp_files_left_by_a_crash_inside_an_atomic_write(tmp_path):
+    """Found by suite 1: a crash between creating an atomic write's temp file and the replace left
+    ``.nkatmp*.tmp`` litter that nothing ever removed. Recovery now sweeps our temp names from the
+    character folder and its two archive folders, under the character lock."""
+    applied_history(tmp_path)
+    char_dir = tmp_path / CHAR
+    _litter(char_dir)
+    report = Reconciler(EventLog(tmp_path)).reconcile(CHAR)
+    assert sorted(report.temp_files_removed) == sorted([OURS, f"reflection_archive/{OURS}", f"persona_archive/{OURS}"])
+    for sub in ("", "reflection_archive", "persona_archive"):
+        assert not (char_dir / sub / OURS).exists()
+    assert (char_dir / ".nkatmpXYZ.tmp").exists()
+    assert (char_dir / ".reflections.json.k2j3h4.tmp").exists()
+    assert (char_dir / ".nkatmpdeadbeef.tmp").is_symlink()
+    assert (char_dir / "reflections.json").exists()  # the link's target is untouched
+    assert (char_dir / "sub" / OURS).exists()
+    assert Reconciler(EventLog(tmp_path)).reconcile(CHAR).temp_files_removed == []
+
+
+def test_the_sweep_goes_through_the_fault_hook_and_fsyncs_the_folder_once(tmp_path):
+    folder = tmp_path / "f"
+    folder.mkdir()
+    for name in (".nkatmp00000001.tmp", ".nkatmp00000002.tmp"):
+        (folder / name).write_bytes(b"")
+    calls: list[tuple[str, str]] = []
+
+    def hook(call: fs.FsCall) -> None:
+        if call.phase == "before":
+            calls.append((call.op, os.path.basename(call.path)))
+
+    previous = fs.set_fault_hook(hook)
+    try:
+        removed = fs.sweep_temp_files(folder)
+    finally:
+        fs.set_fault_hook(previous)
+    assert removed == [".nkatmp00000001.tmp", ".nkatmp00000002.tmp"]
+    assert calls == [("unlink", ".nkatmp00000001.tmp"), ("unlink", ".nkatmp00000002.tmp"), ("fsync_dir", "f")]
+    assert fs.sweep_temp_files(tmp_path / "missing") == []
+
+
+def test_a_failing_sweep_is_logged_and_replay_still_runs(tmp_path, caplog):
+    applied_history(tmp_path)
+    char_dir = tmp_path / CHAR
+    (char_dir / OURS).write_bytes(b"x")
+    log = EventLog(tmp_path)
+    log.append(CHAR, "reflection.evidence_updated", {"reflection_id": "ref_00000000000000a1", "reinforcement": 9.5})
+
+    def hook(call: fs.FsCall) -> None:
+        if call.op == "unlink" and call.phase == "before":
+            raise OSError(errno.EACCES, "injected", call.path)
+
+    previous = fs.set_fault_hook(hook)
+    try:
+        with caplog.at_level(logging.WARNING, logger="journal.reconcile"):
+            report = Reconciler(log).reconcile(CHAR)
+    finally:
+        fs.set_fault_hook(previous)
+    assert report.complete and len(report.applied) == 1
+    assert report.temp_files_removed == []
+    assert "could not remove leftover temp files" in caplog.text
+    assert (char_dir / OURS).exists()
+    assert Reconciler(log).reconcile(CHAR).temp_files_removed == [OURS]
+
+
+def test_a_reconciler_over_a_memory_store_never_sweeps_the_disk(tmp_path):
+    applied_history(tmp_path)
+    (tmp_path / CHAR / OURS).write_bytes(b"x")
+    report = Reconciler(EventLog(tmp_path), store_factory=MemoryStore).reconcile(CHAR)
+    assert report.temp_files_removed == []
+    assert (tmp_path / CHAR / OURS).exists()
