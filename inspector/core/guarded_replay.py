@@ -1206,17 +1206,23 @@ def default_backup_root(env: Mapping[str, str] | None = None, platform: str | No
 
 
 def check_backup_root(backup_root: str | os.PathLike[str], target: ReplayTarget) -> Path:
-    """Refuse a backup folder inside the character folder or the memory root.
+    """Refuse a backup folder inside the character folder, or inside the memory root when PATH
+    named the memory root.
 
     Inside the root it would look like a character folder to the memory server (and a cloud
-    restore deletes unknown folders there).
+    restore deletes unknown folders there). When PATH was the character folder itself, its parent
+    is not known to be a memory root (it may be a home folder holding the data folder), so only
+    the character folder is checked.
 
     Raises:
         BadInputError: it is inside.
     """
     root = Path(backup_root).expanduser()
     resolved = root.resolve()
-    for inside, what in ((target.char_dir, "the character folder"), (target.root, "the memory root")):
+    checks = [(target.char_dir, "the character folder")]
+    if target.root is not None and target.source.resolve() == target.root.resolve():
+        checks.append((target.root, "the memory root"))
+    for inside, what in checks:
         if inside is not None and resolved.is_relative_to(inside.resolve()):
             raise BadInputError(f"the backup folder {root} is inside {what} {inside}; choose one outside it")
     return root

@@ -287,6 +287,15 @@ def test_bad_input(root, backups, tmp_path):
         gr.run_guarded_replay(ReplayRequest(root, CHARACTER, backup_root=root / "backups"), HeadlessPrompter(True))
 
 
+def test_character_folder_as_path_may_back_up_beside_it(root, backups):
+    """Its parent is not known to be a memory root (it may be the home folder holding the data folder)."""
+    cd = build_case(root, "pending_tail")
+    run = gr.run_guarded_replay(ReplayRequest(cd, CHARACTER, backup_root=root / "bk"), HeadlessPrompter(True))
+    assert run.status == "applied" and run.outcome.backup.path.is_relative_to(root / "bk")
+    with pytest.raises(BadInputError, match="inside the character folder"):
+        gr.run_guarded_replay(ReplayRequest(cd, CHARACTER, backup_root=cd / "bk"), HeadlessPrompter(True))
+
+
 def test_character_folder_itself_is_accepted_as_path(root):
     cd = build_case(root, "pending_tail")
     target = gr.resolve_target(cd, CHARACTER)
