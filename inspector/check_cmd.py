@@ -1,0 +1,157 @@
+"""``memory-inspector check``: the headless diagnosis, for terminals and support scripts.
+
+Exit codes: 0 when every finding is ``info``; 1 when any is ``warning`` or ``error``; 2 when PATH
+cannot be read or the arguments are wrong (one line on stderr says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+import orjson
+
+from journal.diagnose import (
+    CharacterDiagnosis,
+    Diagnosis,
+    DiagnosisInputError,
+    Finding,
+    diagnose_path,
+)
+
+PROG = "memory-inspector check"
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Run the command for parsed ``args`` (path, character, json, all_events)."""
+    try:
+        diagnosis = diagnose_path(args.path, character=args.character)
+    except DiagnosisInputError as exc:
+        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+        return 2
+    with diagnosis:
+        if args.json:
+            write_json(diagnosis, sys.stdout, all_events=args.all_events)
+            for finding in diagnosis.findings:
+                print(f"{PROG}: {finding.severity}: {_one_line(finding.message)}", file=sys.stderr)
+        else:
+            write_human(diagnosis, sys.stdout, all_events=args.all_events)
+        worst = diagnosis.worst_severity()
+    return 0 if worst == "info" else 1
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+def dumps_json(diagnosis: Diagnosis, *, all_events: bool = False) -> bytes:
+    """The ``--json`` document (schema 1), UTF-8, indented by two spaces, newline-terminated."""
+    doc = diagnosis.to_json(all_events)
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    except orjson.JSONEncodeError:
+        # Strings that are not valid Unicode (lone surrogates from an escaped journal line):
+        # ASCII-escaped JSON stays valid and round-trips.
+        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
+    data = dumps_json(diagnosis, all_events=all_events)
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        out.flush()
+        buffer.write(data)
+        buffer.flush()
+    else:
+        out.write(data.decode("utf-8"))
+
+
+# -- for people ----------------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    """Control characters and newlines escaped, so hostile content cannot drive the terminal."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)  # pragma: no cover
+
+
+def _finding_line(f: Finding) -> str:
+    where = []
+    if f.file:
+        where.append(f.file)
+    if f.event_id:
+        where.append(f"event {f.event_id}")
+    suffix = f"  [{', '.join(where)}]" if where else ""
+    return f"    {f.severity:<7}  {f.code:<19}  {_one_line(f.message)}{_one_line(suffix)}"
+
+
+def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> list[str]:
+    """The lines printed for one character."""
+    counts = c.counts()
+    lines = [f"{_one_line(c.name)}"]
+    if c.journal.present:
+        lines.append(f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}")
+    else:
+        lines.append("  journal   none" + (" (views only: a cloud-save export)" if c.views_only else ""))
+    s = c.sentinel
+    where = f" at event #{s.index}" if s.index is not None else ""
+    ident = f" {s.event_id}" if s.event_id else ""
+    lines.append(f"  sentinel  {s.state}{where}{_one_line(ident)}")
+    lines.append(
+        "  events    "
+        + " · ".join(f"{counts[k]:,} {k}" for k in ("applied", "pending", "blocked", "orphaned", "suspect"))
+        + f" · {counts['defects']:,} defects"
+    )
+    if c.blocked is not None:
+        b = c.blocked
+        lines.append(
+            f"  blocked   event #{b.index} {_one_line(b.type)}: {b.reason}: "
+            f"{_one_line(c.blocked_message or b.message or '')}"
+        )
+    if all_events:
+        lines.append("  timeline")
+        for e in c.events:
+            reason = f" ({e.reason})" if e.reason else ""
+            lines.append(f"    #{e.index:<6} line {e.line:<7} {e.state:<8} {_one_line(e.type)}{reason}  {e.event_id}")
+    if c.findings:
+        lines.append(f"  findings ({len(c.findings)})")
+        lines.extend(_finding_line(f) for f in c.findings)
+    else:
+        lines.append("  findings  none: healthy")
+    return lines
+
+
+def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
+    kinds = {"root": "memory root", "character": "character folder"}
+    kind = "zip export" if diagnosis.is_zip else kinds.get(diagnosis.kind, diagnosis.kind)
+    n = len(diagnosis.characters)
+    header = [f"{PROG}: {_one_line(diagnosis.path)} ({kind}, {n} character{'s' if n != 1 else ''})"]
+    if diagnosis.server is not None:
+        header.append(f"server: {diagnosis.server.state}: {_one_line(diagnosis.server.message)}")
+    for finding in diagnosis.findings:
+        header.append(_finding_line(finding).strip())
+    blocks: list[str] = ["\n".join(header)]
+    for c in diagnosis.characters:
+        blocks.append("\n".join(character_block(c, all_events=all_events)))
+    worst = diagnosis.worst_severity()
+    total: dict[str, Any] = {s: 0 for s in ("info", "warning", "error")}
+    for c in diagnosis.characters:
+        for f in c.findings:
+            total[f.severity] += 1
+    blocks.append(
+        f"result: {'OK' if worst == 'info' else 'PROBLEMS FOUND'} "
+        f"({total['error']} errors, {total['warning']} warnings, {total['info']} info)"
+    )
+    text = "\n\n".join(blocks) + "\n"
+    try:
+        out.write(text)
+    except UnicodeEncodeError:
+        out.write(text.encode("ascii", "backslashreplace").decode("ascii"))

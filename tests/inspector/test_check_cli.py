@@ -1,0 +1,297 @@
+"""``memory-inspector check``: exit codes, the ``--json`` document, and the output for people."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import journal.diagnose
+from inspector.cli import main
+from journal import fs
+from journal.diagnose import diagnose_path
+from journal.events import JOURNAL_NAME
+from tests.helpers import folders
+from tests.helpers.folders import FIXTURE_NOW
+
+#: The exit code ``check`` must give for each fixture case.
+EXIT_CODES = {
+    "healthy": 0,
+    "pending-tail": 1,
+    "blocked-legacy-type": 1,
+    "orphaned-by-live-write": 1,
+    "glued-torn-line": 1,
+    "torn-tail": 1,
+    "archive-entry-lost": 1,
+    "persona-drift": 1,
+    "corrupt-shard": 1,
+    "hostile-shard-basename": 1,
+    "views-only": 0,
+    "outbox-backlog": 1,
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path_factory.mktemp("runtime")))
+    monkeypatch.setattr(journal.diagnose, "_now", lambda: FIXTURE_NOW)
+
+
+def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(["check", *argv])
+    except SystemExit as exc:  # argparse errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_every_case_case_is_covered() -> None:
+    assert set(EXIT_CODES) == set(folders.CASES)
+
+
+@pytest.mark.parametrize("case", sorted(folders.CASES))
+def test_json_is_the_diagnosis_and_the_exit_code_follows_severity(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, case: str
+) -> None:
+    folders.CASES[case](tmp_path)
+    before = folders.tree_snapshot(tmp_path)
+    code, out, err = check(capsys, str(tmp_path), "--json")
+    assert folders.tree_snapshot(tmp_path) == before
+    assert (code, err) == (EXIT_CODES[case], "")
+    assert json.loads(out) == diagnose_path(tmp_path, now=FIXTURE_NOW).to_json()
+
+
+def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    b = folders.pending_tail(tmp_path)
+    size = (b.path / JOURNAL_NAME).stat().st_size
+    code, out, _ = check(capsys, str(tmp_path), "--json")
+    assert code == 1
+    assert json.loads(out) == {
+        "schema": 1,
+        "path": str(tmp_path),
+        "characters": [
+            {
+                "name": "pending-tail",
+                "journal": {"present": True, "lines": 11, "events": 11, "bytes": size},
+                "sentinel": {"state": "ok", "event_id": b.events[8], "index": 8},
+                "counts": {"applied": 9, "pending": 2, "blocked": 0, "orphaned": 0, "suspect": 0, "defects": 0},
+                "blocked": None,
+                "events": [
+                    {
+                        "index": 9,
+                        "line": 10,
+                        "event_id": b.ids["tail1"],
+                        "type": "reflection.evidence_updated",
+                        "state": "pending",
+                        "reason": None,
+                    },
+                    {
+                        "index": 10,
+                        "line": 11,
+                        "event_id": b.ids["tail2"],
+                        "type": "persona.evidence_updated",
+                        "state": "pending",
+                        "reason": None,
+                    },
+                ],
+                "defects": [],
+                "findings": [
+                    {
+                        "code": "tail.pending",
+                        "severity": "warning",
+                        "message": "2 events after the sentinel are not applied yet; the next startup replays them",
+                        "event_id": b.ids["tail1"],
+                        "file": None,
+                    }
+                ],
+            }
+        ],
+    }
+    assert out.endswith("}\n")
+
+
+def test_all_events_lists_applied_events_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    b = folders.pending_tail(tmp_path)
+    _, out, _ = check(capsys, str(tmp_path), "--json", "--all-events")
+    events = json.loads(out)["characters"][0]["events"]
+    assert [e["event_id"] for e in events] == b.events
+    assert [e["state"] for e in events] == ["applied"] * 9 + ["pending"] * 2
+
+
+def test_character_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folders.healthy(tmp_path)
+    folders.persona_drift(tmp_path)
+    code, out, _ = check(capsys, str(tmp_path), "--character", "healthy", "--json")
+    assert code == 0
+    assert [c["name"] for c in json.loads(out)["characters"]] == ["healthy"]
+    code, out, _ = check(capsys, str(tmp_path), "--character", "persona-drift", "--json")
+    assert code == 1
+
+
+def test_a_zip_export(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    folders.healthy(root)
+    folders.views_only_export(root)
+    archive = folders.zip_export(root, tmp_path / "export.zip")
+    code, out, err = check(capsys, str(archive), "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {**diagnose_path(root, now=FIXTURE_NOW).to_json(), "path": str(archive)}
+
+
+def test_a_hostile_zip_reports_refusals_on_stderr_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    folders.healthy(root)
+    archive = folders.zip_export(root, tmp_path / "export.zip")
+    folders.add_zip_member(archive, "../../escaped.txt")
+    code, out, err = check(capsys, str(archive), "--json")
+    assert code == 1
+    assert err == (
+        "memory-inspector check: error: zip member '../../escaped.txt' refused: "
+        "'..' would put it outside the extraction folder\n"
+    )
+    assert [f["code"] for f in json.loads(out)["characters"][0]["findings"]] == ["input.refused"]
+
+
+def test_server_running_gives_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    folders.healthy(root)
+    with folders.server_lock_held(tmp_path / "runtime"):
+        code, out, _ = check(capsys, str(root))
+    assert code == 1
+    assert "warning  server.running" in out
+    assert check(capsys, str(root))[0] == 0
+
+
+# -- exit code 2 --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "reason"),
+    [
+        (["{tmp}/nowhere"], "memory-inspector check: error: {tmp}/nowhere: no such file or folder\n"),
+        (["{tmp}/notes.txt"], "memory-inspector check: error: {tmp}/notes.txt: neither a folder nor a .zip export\n"),
+        (
+            ["{tmp}/root", "--character", "nobody"],
+            "memory-inspector check: error: {tmp}/root: no character named 'nobody'\n",
+        ),
+    ],
+)
+def test_unreadable_path_or_wrong_character_exits_2_with_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], reason: str
+) -> None:
+    (tmp_path / "notes.txt").write_text("not memory")
+    folders.healthy(tmp_path / "root")
+    code, out, err = check(capsys, *(a.format(tmp=tmp_path) for a in argv))
+    assert (code, out, err) == (2, "", reason.format(tmp=tmp_path))
+
+
+def test_a_corrupt_zip_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "export.zip"
+    bad.write_bytes(b"PK\x03\x04" + b"\x00" * 100)
+    code, out, err = check(capsys, str(bad))
+    assert (code, out) == (2, "")
+    assert err.startswith("memory-inspector check: error: ") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [[], ["--json"], ["a", "b"], ["{tmp}", "--no-such-option"]])
+def test_wrong_arguments_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]) -> None:
+    code, out, err = check(capsys, *(a.format(tmp=tmp_path) for a in argv))
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1].startswith("memory-inspector check: error: ")
+
+
+# -- for people ---------------------------------------------------------------------------------
+
+
+def test_human_output_has_one_block_per_character_and_one_line_per_finding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    b = folders.legacy_type_blocked(tmp_path)
+    folders.healthy(tmp_path)
+    code, out, err = check(capsys, str(tmp_path))
+    assert (code, err) == (1, "")
+    blocks = out.split("\n\n")
+    assert blocks[0].splitlines() == [
+        f"memory-inspector check: {tmp_path} (memory root, 2 characters)",
+        "server: free: no launcher.lock: the app is not running",
+    ]
+    assert blocks[1].splitlines() == [
+        "blocked-legacy-type",
+        f"  journal   11 lines, 11 events, {(b.path / JOURNAL_NAME).stat().st_size / 1024:,.1f} KiB",
+        f"  sentinel  ok at event #8 {b.events[8]}",
+        "  events    9 applied · 1 pending · 1 blocked · 0 orphaned · 0 suspect · 0 defects",
+        "  blocked   event #9 reflection.surfaced: no_handler: "
+        "no replay handler is registered for 'reflection.surfaced'",
+        "  findings (2)",
+        "    warning  tail.pending         2 events after the sentinel are not applied yet; replay stops at event #9 "
+        f"(no_handler) and the 1 after it waits behind it  [event {b.ids['legacy']}]",
+        "    error    replay.blocked       replay stops at event #9 (reflection.surfaced): no_handler: no replay "
+        f"handler is registered for 'reflection.surfaced'  [event {b.ids['legacy']}]",
+    ]
+    assert blocks[2].splitlines()[-1] == "  findings  none: healthy"
+    assert blocks[3] == "result: PROBLEMS FOUND (1 errors, 1 warnings, 0 info)\n"
+
+
+def test_human_output_with_all_events_shows_the_timeline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    b = folders.legacy_type_orphaned(tmp_path)
+    _, out, _ = check(capsys, str(b.path), "--all-events")
+    timeline = [line for line in out.splitlines() if line.startswith("    #")]
+    assert len(timeline) == 11
+    assert timeline[9].split() == [
+        "#9",
+        "line",
+        "10",
+        "orphaned",
+        "reflection.surfaced",
+        "(no_handler)",
+        b.ids["legacy"],
+    ]
+
+
+def test_control_characters_from_a_hostile_journal_never_reach_the_terminal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    b = folders.healthy(tmp_path)
+    fs.durable_append(
+        b.path / JOURNAL_NAME,
+        b'{"event_id": "\\u001b]0;owned\\u0007", "type": "\\u001b[31mred", "ts": "", "payload": {}}\n',
+    )
+    code, out, _ = check(capsys, str(tmp_path))
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b[31mred" in out
+
+
+def test_json_stays_valid_with_strings_that_are_not_unicode(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    b = folders.healthy(tmp_path)
+    fs.durable_append(
+        b.path / JOURNAL_NAME, b'{"event_id": "lone-\\ud800", "type": "persona.fact_added", "ts": "", "payload": {}}\n'
+    )
+    code, out, _ = check(capsys, str(tmp_path), "--json", "--all-events")
+    assert code == 1
+    ids = [e["event_id"] for e in json.loads(out)["characters"][0]["events"]]
+    assert ids[-1] == "lone-\ud800"
+
+
+def test_end_to_end_in_a_child_process(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    folders.healthy(root)
+    folders.archive_entry_lost(root)
+    env = {**os.environ, "NEKO_RUNTIME_STATE_DIR": str(tmp_path / "runtime")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "inspector", "check", str(root), "--json"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    assert doc["schema"] == 1 and [c["name"] for c in doc["characters"]] == ["archive-entry-lost", "healthy"]
+    assert doc["characters"][0]["counts"]["orphaned"] == 1
