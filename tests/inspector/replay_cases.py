@@ -1,19 +1,17 @@
 """Character folders in the real format for the guarded-replay tests, one per case.
 
-Built through ``journal``'s own writers; where the case is a quirk of the memory server (a live
-write that orphans a tail, a crash between an archive event and its shard append, a glued line)
-the files are written the way the memory server leaves them.
+The shared builder (``tests.helpers.folders``) makes the diagnosis cases; these variants add what a
+replay test needs on top: an applicable event *before* each blocked one (so a real apply happens,
+a backup is taken and the sentinel must land just before the block), a pending archive event, and a
+lost persona archive entry. Built through ``journal``'s own writers; where the case is a quirk of
+the memory server (a live write that orphans a tail, a crash between an archive event and its shard
+append, a glued line) the files are written the way the memory server leaves them.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
-import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -306,15 +304,6 @@ def hash_tree(root: Path) -> dict[str, str]:
     return out
 
 
-def tree(root: Path) -> dict[str, str]:
-    """Like :func:`hash_tree`, plus every folder (``"dir"``): proves nothing was created either."""
-    out = hash_tree(root)
-    for dirpath, dirs, _files in os.walk(root):
-        for name in dirs:
-            out[(Path(dirpath) / name).relative_to(root).as_posix() + "/"] = "dir"
-    return out
-
-
 def make_old(cd: Path, seconds: float = 3600) -> None:
     """Backdate every file so the recent-writes warning does not fire."""
     for dirpath, _dirs, files in os.walk(cd):
@@ -322,42 +311,3 @@ def make_old(cd: Path, seconds: float = 3600) -> None:
             p = Path(dirpath) / name
             st = p.stat()
             os.utime(p, (st.st_atime - seconds, st.st_mtime - seconds))
-
-
-def zip_folder(root: Path, out: Path) -> Path:
-    """A zip export of ``root`` (as support receives it)."""
-    with zipfile.ZipFile(out, "w") as zf:
-        for dirpath, _dirs, files in os.walk(root):
-            for name in files:
-                p = Path(dirpath) / name
-                zf.write(p, p.relative_to(root.parent).as_posix())
-    return out
-
-
-@dataclass
-class HeldLock:
-    """The launcher lock held by this process (an open file description with an flock on it)."""
-
-    path: Path
-    fd: int
-
-    def release(self) -> None:
-        if self.fd >= 0:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = -1
-
-
-@contextmanager
-def held_launcher_lock(state_dir: Path) -> Iterator[HeldLock]:
-    """Hold ``<state_dir>/launcher.lock`` the way the launcher does (flock, pid inside)."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    path = state_dir / "launcher.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    os.write(fd, f"{os.getpid()}\n".encode())
-    lock = HeldLock(path, fd)
-    try:
-        yield lock
-    finally:
-        lock.release()

@@ -16,14 +16,13 @@ from inspector.core import guarded_replay as gr
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.reader import read_journal
 from journal.views import REFLECTIONS, read_sentinel
+from tests.helpers.folders import server_lock_held, zip_export
 from tests.inspector.replay_cases import (
     BLOCKED,
     CHARACTER,
     FOLDER_CASES,
     build_case,
     hash_tree,
-    held_launcher_lock,
-    zip_folder,
 )
 
 
@@ -175,7 +174,7 @@ def test_missing_character_option_exits_2(root):
 def test_server_lock_refuses_and_the_override_is_recorded(root, backups, tmp_path, capsys):
     cd = build_case(root, "pending_tail")
     before = hash_tree(cd)
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         assert replay(root, backups, "--yes") == 1
         out = capsys.readouterr().out
         assert "Refused: the memory server is running" in out
@@ -189,7 +188,7 @@ def test_server_lock_refuses_and_the_override_is_recorded(root, backups, tmp_pat
 def test_dry_run_while_the_server_runs_shows_the_plan_and_predicts_the_refusal(root, backups, tmp_path, capsys):
     cd = build_case(root, "pending_tail")
     before = hash_tree(cd)
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         assert replay(root, backups, "--dry-run") == 1
     out = capsys.readouterr().out
     assert "Would apply 4 event(s):" in out and "an apply would be refused" in out
@@ -209,7 +208,7 @@ def test_restore_into_a_vanished_memory_root_is_bad_input(root, backups, tmp_pat
 
 def test_zip_export_is_refused_and_extraction_offered(root, backups, tmp_path, monkeypatch, capsys):
     build_case(root, "pending_tail")
-    z = zip_folder(root, tmp_path / "export.zip")
+    z = zip_export(root, tmp_path / "export.zip")
     assert main(["replay", str(z), "--character", CHARACTER, "--yes", "--backup-dir", str(backups)]) == 1
     assert "extract it to a folder first" in capsys.readouterr().out
     assert not (tmp_path / "export-extracted").exists()
@@ -250,7 +249,7 @@ def test_restore_refuses_while_the_server_runs(root, backups, tmp_path):
     replay(root, backups, "--yes")
     (backup,) = _backup_dirs(backups)
     after = hash_tree(cd)
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         assert main(["restore", str(backup), "--yes"]) == 1
     assert hash_tree(cd) == after
 

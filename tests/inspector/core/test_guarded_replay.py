@@ -26,6 +26,7 @@ from journal.reader import read_journal
 from journal.reconcile import Reconciler, ReplayStop
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, load_shard
 from journal.views import PERSONA, REFLECTIONS, load_view, read_sentinel
+from tests.helpers.folders import server_lock_held, tree_snapshot, zip_export
 from tests.inspector.replay_cases import (
     BLOCKED,
     CHARACTER,
@@ -34,10 +35,7 @@ from tests.inspector.replay_cases import (
     add_persona_orphan,
     build_case,
     hash_tree,
-    held_launcher_lock,
     make_old,
-    tree,
-    zip_folder,
 )
 
 
@@ -132,7 +130,7 @@ def test_lock_that_cannot_be_tested_is_unknown_and_refuses(root, backups, tmp_pa
 
 def test_override_turns_the_refusal_into_a_recorded_warning(root, backups, tmp_path):
     build_case(root, "pending_tail")
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         run = gr.run_guarded_replay(_request(root, backups, override_server_lock=True), HeadlessPrompter(True))
     assert run.status == "applied"
     assert [w.code for w in run.preflight.warnings][:1] == ["server.override"]
@@ -147,7 +145,7 @@ def test_server_started_between_plan_and_apply_writes_nothing(root, backups, tmp
     pf = gr.preflight(target)
     plan = gr.make_plan(target)
     before = hash_tree(cd)
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         outcome = gr.execute(plan, backup_root=backups, preflight_=pf)
     assert outcome.status == "refused" and "started after the plan" in outcome.message
     assert hash_tree(cd) == before
@@ -223,7 +221,7 @@ def test_read_only_folder_is_refused_for_real(root, backups):
 
 def test_zip_export_is_refused_with_an_offer_to_extract(root, backups, tmp_path):
     build_case(root, "pending_tail")
-    z = zip_folder(root, tmp_path / "export.zip")
+    z = zip_export(root, tmp_path / "export.zip")
     data = z.read_bytes()
     run = gr.run_guarded_replay(ReplayRequest(z, CHARACTER, backup_root=backups), HeadlessPrompter(False))
     assert run.status == "refused" and run.exit_code == 1
@@ -397,7 +395,7 @@ def test_until_must_name_a_pending_event(root, backups):
 def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_nothing(root, backups, case):
     cd = build_case(root, case)
     original = hash_tree(cd)
-    original_tree = tree(cd)
+    original_tree = tree_snapshot(cd)
     run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     plan, outcome = run.plan, run.outcome
     events = _events(cd)
@@ -427,7 +425,7 @@ def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_n
     assert outcome.backup.hashes() == original
     restored = gr.execute_restore(gr.plan_restore(outcome.backup.path), backup_root=backups)
     assert restored.status == "restored", restored.message
-    assert tree(cd) == original_tree
+    assert tree_snapshot(cd) == original_tree
 
 
 def test_progress_is_reported_per_event(root, backups):
@@ -627,21 +625,21 @@ def test_restore_removes_a_folder_the_replay_created(root, backups):
 
     cd = build_case(root, "pending_tail")
     shutil.rmtree(cd / REFLECTION_ARCHIVE)  # the replay recreates it to heal the archive entry
-    original = tree(cd)
+    original = tree_snapshot(cd)
     run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert (cd / REFLECTION_ARCHIVE / SHARD).is_file()
     rp = gr.plan_restore(run.outcome.backup.path)
     assert rp.remove == [f"{REFLECTION_ARCHIVE}/{SHARD}"] and rp.remove_dirs == [REFLECTION_ARCHIVE]
     outcome = gr.execute_restore(rp, backup_root=backups)
     assert outcome.status == "restored" and f"{REFLECTION_ARCHIVE}/" in outcome.removed
-    assert tree(cd) == original
+    assert tree_snapshot(cd) == original
 
 
 def test_restore_refuses_while_the_server_runs(root, backups, tmp_path):
     cd = build_case(root, "pending_tail")
     run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     after = hash_tree(cd)
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         outcome = gr.run_guarded_restore(run.outcome.backup.path, HeadlessPrompter(True))
     assert outcome.status == "refused" and "stop N.E.K.O" in outcome.message
     assert hash_tree(cd) == after

@@ -18,7 +18,8 @@ from journal.log import EventLog
 from journal.reader import read_journal
 from journal.shards import REFLECTION_ARCHIVE, load_shard
 from journal.views import read_sentinel
-from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree, held_launcher_lock, zip_folder
+from tests.helpers.folders import server_lock_held, zip_export
+from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree
 
 pytestmark = pytest.mark.gui
 
@@ -307,7 +308,7 @@ def test_server_running_is_refused_without_an_override(qtbot, root, tmp_path, ma
     cd = build_case(root, "pending_tail")
     before = hash_tree(cd)
     s = spy()
-    with held_launcher_lock(tmp_path / "runtime"):
+    with server_lock_held(tmp_path / "runtime"):
         assert _run(qtbot, make_controller()) is None
     assert s.asked == [] and "Replay refused" in prompter.notes[-1]
     assert hash_tree(cd) == before
@@ -315,7 +316,7 @@ def test_server_running_is_refused_without_an_override(qtbot, root, tmp_path, ma
 
 def test_zip_export_offers_extraction_and_opens_the_folder(qtbot, root, tmp_path, make_controller, spy, prompter):
     build_case(root, "pending_tail")
-    z = zip_folder(root, tmp_path / "export.zip")
+    z = zip_export(root, tmp_path / "export.zip")
     spy()
     c = make_controller(target=(str(z), CHARACTER))
     opened = []
