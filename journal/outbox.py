@@ -144,7 +144,7 @@ def read_outbox(path: str | os.PathLike[str]) -> OutboxRead:
     Never raises: a missing file gives ``present=False``; an unreadable one sets ``error``.
     """
     p = Path(path)
-    if p.is_dir():
+    if p.name != OUTBOX_NAME and p.is_dir():
         p = p / OUTBOX_NAME
     try:
         data = p.read_bytes()
