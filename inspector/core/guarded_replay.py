@@ -928,6 +928,8 @@ class Plan:
         dry_report: the dry run's reconciler report.
         orphans: orphaned archive events (repairable or not), shown in every scope.
         unrepairable: for ``repair``: orphans that cannot be repaired, each explained.
+        temp_files: leftover temp files of interrupted atomic writes that the real run removes
+            (the reconciler sweeps them before replaying; not for ``repair``).
     """
 
     target: ReplayTarget
@@ -947,6 +949,7 @@ class Plan:
     dry_report: ReplayReport
     orphans: list[Orphan] = field(default_factory=list)
     unrepairable: list[Orphan] = field(default_factory=list)
+    temp_files: list[str] = field(default_factory=list)
 
     @property
     def char_dir(self) -> Path:
@@ -987,6 +990,7 @@ class Plan:
             "events": [e.to_json() for e in self.events],
             "stop": None if self.block is None else self.block.to_json(),
             "unrepairable": [o.block.to_json() for o in self.unrepairable if o.block is not None],
+            "temp_files_removed": list(self.temp_files),
             "diff": diff_to_json(self.diff),
         }
 
@@ -1095,7 +1099,26 @@ def _plan_once(
         dry_report=dry.report,
         orphans=orphans,
         unrepairable=unrepairable,
+        temp_files=[] if scope.kind == "repair" else leftover_temp_files(cd),
     )
+
+
+def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
+    """Temp files of interrupted atomic writes (``.nkatmp<8 hex>.tmp``) in the folder and its
+    archive folders: the reconciler removes them before a real replay, so the plan lists them."""
+    cd = Path(char_dir)
+    out = []
+    for sub in ("", REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
+        folder = cd / sub if sub else cd
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            p = folder / name
+            if fs.is_temp_name(name) and p.is_file() and not p.is_symlink():
+                out.append(f"{sub}/{name}" if sub else name)
+    return out
 
 
 def pending_events(char_dir: str | os.PathLike[str]) -> list[PlannedEvent]:
@@ -1167,6 +1190,11 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
         out.append(f"  … and {len(plan.events) - max_events} more")
     if plan.block is not None:
         out += plan.block.lines()
+    if plan.temp_files and plan.has_work:
+        out.append(
+            f"Also removes {len(plan.temp_files)} leftover temp file(s) of interrupted writes: "
+            + ", ".join(plan.temp_files)
+        )
     for orphan in plan.unrepairable:
         assert orphan.block is not None
         out.append("Cannot repair:")
@@ -1655,6 +1683,7 @@ class ReplayOutcome:
             "cancelled": bool(r and r.cancelled),
             "frozen": bool(r and r.frozen),
             "left_behind": r.left_behind if r else 0,
+            "temp_files_removed": list(getattr(r, "temp_files_removed", []) or []) if r else [],
             "changed_since_plan": list(self.changed_files),
             "matches_plan": not self.mismatches,
             "mismatches": list(self.mismatches),

@@ -204,6 +204,8 @@ class ReplayDialog(QDialog):
             f"{plan.scope.describe().capitalize()}: would {verb} {len(plan.events)} event(s). "
             f"{plan.total_events} events in the journal, {plan.pending} pending."
         )
+        if plan.temp_files and plan.has_work:
+            summary += f" Also removes {len(plan.temp_files)} leftover temp file(s) of interrupted writes."
         if not plan.journal_present:
             summary = "No journal in this folder (views only): nothing to replay."
         self.summary_label = QLabel(summary)

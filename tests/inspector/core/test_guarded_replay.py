@@ -342,6 +342,20 @@ def test_plan_shows_events_stop_reason_and_diff(root):
     assert 'status: "pending" → "confirmed"' in text and "+ entry ref_00000000000000a3" in text
 
 
+def test_plan_lists_the_temp_litter_the_real_run_removes(root, backups):
+    cd = build_case(root, "pending_tail")
+    (cd / ".nkatmp0badc0de.tmp").write_bytes(b"half a view")
+    (cd / REFLECTION_ARCHIVE / ".nkatmp1234abcd.tmp").write_bytes(b"")
+    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    assert plan.temp_files == [".nkatmp0badc0de.tmp", f"{REFLECTION_ARCHIVE}/.nkatmp1234abcd.tmp"]
+    assert "Also removes 2 leftover temp file(s)" in "\n".join(gr.describe_plan(plan))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
+    assert run.status == "applied" and gr.leftover_temp_files(cd) == []
+    report = json.loads(run.outcome.report_path.read_text())
+    assert sorted(report["outcome"]["temp_files_removed"]) == sorted(plan.temp_files)
+    assert ".nkatmp0badc0de.tmp" in run.outcome.backup.hashes()  # the backup keeps them
+
+
 @pytest.mark.parametrize("case,reason", sorted(BLOCKED.items()))
 def test_blocked_event_is_explained_never_skipped(root, backups, case, reason):
     cd = build_case(root, case)
