@@ -388,6 +388,11 @@ def last_event_id(path: str | os.PathLike[str], *, max_back: int = 8 << 20) -> t
     None)`` when the journal is missing or has no events in a short file, ``(False, None)`` when the
     last ``max_back`` bytes hold no parseable record in a longer file (the answer is unknown, so a
     caller must be conservative).
+
+    A line repeating the id of an earlier record is not an event (the reader reports it as
+    ``duplicate_event_id``), so it is skipped here too: otherwise a duplicate of the sentinel's event
+    appended after an unapplied tail would make ``record_and_save`` believe the sentinel is at the
+    end and orphan that tail. Only earlier records inside the ``max_back`` window are seen.
     """
     try:
         fh = open(path, "rb")
@@ -398,16 +403,32 @@ def last_event_id(path: str | os.PathLike[str], *, max_back: int = 8 << 20) -> t
         start = max(0, size - max_back)
         fh.seek(start)
         data = fh.read(size - start)
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first piece may be a partial line
-    for raw in reversed(lines):
+    lo = data.find(b"\n") + 1 if start > 0 else 0  # the first piece may be a partial line
+    end = len(data)
+    while end > lo:
+        begin = max(lo, data.rfind(b"\n", lo, end) + 1)
+        raw = data[begin:end]
+        end = begin - 1
         if not raw.strip():
             continue
         eid = classify_record(raw)
-        if eid is not None:
+        if eid is not None and not _recorded_before(data, lo, begin, eid):
             return True, eid
     return start == 0, None
+
+
+def _recorded_before(data: bytes, lo: int, end: int, event_id: str) -> bool:
+    """Whether a line of ``data[lo:end]`` is a record with ``event_id`` (a substring search first)."""
+    needle = event_id.encode("utf-8", "surrogatepass")
+    pos = data.find(needle, lo, end)
+    while pos >= 0:
+        begin = data.rfind(b"\n", lo, pos) + 1 or lo
+        stop = data.find(b"\n", pos, end)
+        stop = end if stop < 0 else stop
+        if classify_record(data[max(lo, begin) : stop]) == event_id:
+            return True
+        pos = data.find(needle, stop, end)
+    return False
 
 
 @dataclass(slots=True)

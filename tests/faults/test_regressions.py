@@ -95,3 +95,47 @@ def test_a_reconciler_over_a_memory_store_never_sweeps_the_disk(tmp_path):
     report = Reconciler(EventLog(tmp_path), store_factory=MemoryStore).reconcile(CHAR)
     assert report.temp_files_removed == []
     assert (tmp_path / CHAR / OURS).exists()
+
+
+def test_a_trailing_duplicate_of_the_sentinel_event_does_not_orphan_the_pending_tail(tmp_path):
+    """Found by suite 5 (every truncation offset of the ``duplicates`` seed): ``last_event_id``
+    returned the id of a trailing line that repeats an earlier record, although the reader says
+    that line is not an event. With the sentinel on that earlier record and an unapplied event in
+    between, ``record_and_save`` took the sentinel for "at the end", advanced it, and orphaned the
+    pending event: replay never applied it."""
+    from journal import read_sentinel
+    from journal.events import JOURNAL_NAME
+    from tests.faults.scenarios import REFLECTION_IDS, record, refl_evidence
+
+    applied_history(tmp_path)
+    log = EventLog(tmp_path)
+    applied = record(log, "reflection.evidence_updated", refl_evidence(REFLECTION_IDS[0], 30))
+    pending = log.append(CHAR, "reflection.evidence_updated", refl_evidence(REFLECTION_IDS[1], 31))
+    journal = tmp_path / CHAR / JOURNAL_NAME
+    copy = next(line for line in journal.read_bytes().splitlines(keepends=True) if applied.event_id.encode() in line)
+    with open(journal, "ab") as fh:
+        fh.write(copy)
+    assert read_sentinel(tmp_path / CHAR).event_id == applied.event_id
+
+    record(log, "reflection.evidence_updated", refl_evidence(REFLECTION_IDS[2], 32))
+
+    assert read_sentinel(tmp_path / CHAR).event_id == applied.event_id, "the sentinel skipped the pending event"
+    report = Reconciler(log).reconcile(CHAR)
+    assert pending.event_id in report.applied
+
+
+def test_last_event_id_skips_duplicate_lines_like_the_reader(tmp_path):
+    from journal import encode_event, last_event_id, new_event, read_journal
+
+    a, b = (new_event("fact.added", {"n": i}) for i in range(2))
+    journal = tmp_path / "events.ndjson"
+    journal.write_bytes(encode_event(a) + encode_event(b) + encode_event(a) + b"\n" + encode_event(a)[:-1])
+    assert read_journal(journal).events[-1].event_id == b.event_id
+    assert last_event_id(journal) == (True, b.event_id)
+    # The id inside a payload is not a record of it.
+    c = new_event("fact.added", {"about": a.event_id})
+    journal.write_bytes(encode_event(c) + encode_event(a))
+    assert last_event_id(journal) == (True, a.event_id)
+    # Only duplicates: no event after the first copies, so the last event is the first copy's.
+    journal.write_bytes(encode_event(a) + encode_event(a) + encode_event(a))
+    assert last_event_id(journal) == (True, a.event_id)
