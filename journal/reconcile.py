@@ -1,12 +1,39 @@
-"""The reconciler: replays unapplied events through the handlers, with compare-and-freeze.
+"""The reconciler: replays unapplied events through the handlers, with compare-before-apply.
 
 Also: ``reconcile_all`` / ``areconcile_all`` for a memory root, the startup sequence helper, and
 ``dry_run`` (replay into a scratch copy and diff it against the original).
+
+How one round runs (design record: Startup recovery; Concurrency and consistency boundaries):
+
+1. Under the character's lock, read the sentinel and the journal (one consistent snapshot). The
+   tail is every event after the sentinel in file order; a missing, malformed, null or unknown
+   sentinel means the whole body (handlers are idempotent).
+2. For each event: under the lock, compare the on-disk sentinel with the value this round expects
+   (the start value, then the id of the previous event) *before* running the handler. Equal: run
+   the handler, then advance the sentinel to the event. A type without a handler, or a handler
+   that raises, stops the round; the sentinel stays at the last success.
+3. Different: another writer moved the sentinel. Nothing is applied or written; the sentinel is
+   frozen for the rest of the round (rewinding it would return that writer's events to the tail),
+   and the journal is re-read from this round's own last-applied position to the end and replayed
+   in order, so queued repairs land first and newer payloads land after them.
+4. After the queue drains, the journal is probed again from the round's own last-applied position;
+   new events are replayed the same way, until a probe comes back empty or ``_MAX_FROZEN_RESCANS``
+   probes were used (hitting the bound is logged with the number of events left behind).
+
+Step 4 also runs in a round that did not freeze but replayed something. This package's
+``record_and_save`` never moves the sentinel past an unapplied tail (README: no silent
+orphaning), so a live write that lands while a round is replaying leaves the sentinel alone and
+never triggers step 3; the round's older queued payloads may then overwrite its values. Probing
+after the drain replays those newer events on top, so the newest payload for each entry wins
+before the round ends, and the sentinel ends at the journal end. A round whose tail was empty
+applied nothing and needs no probe.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import os
 import shutil
@@ -28,14 +55,29 @@ from journal.handlers import (
     run_handler,
 )
 from journal.log import EventLog, check_character_name
-from journal.reader import read_journal
+from journal.reader import JournalScanner
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
 from journal.views import PERSONA, REFLECTIONS, parse_json_bytes
 
 log = logging.getLogger(__name__)
 
-#: How many times a frozen round re-reads the journal before it gives up (newest upstream value).
+#: How many times a round probes the journal for newly appended events after its queue drains
+#: (the memory server's newest value). Unbroken write traffic ends the round here.
 _MAX_FROZEN_RESCANS = 8
+
+#: Every ``ReplayStop.reason``: the diagnosis block reasons, plus ``sentinel_write`` (the handler
+#: succeeded and persisted, but the sentinel could not be written; the event replays next time).
+STOP_REASONS = (
+    "no_handler",
+    "handler_error",
+    "view_drift",
+    "corrupt_view",
+    "corrupt_shard",
+    "bad_shard_name",
+    "sentinel_write",
+)
+
+_READ_CHUNK = 8 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +85,11 @@ class ReplayStop:
     """Where and why a round stopped before the end of the journal.
 
     Attributes:
-        reason: ``no_handler`` | ``handler_error`` | ``view_drift`` | ``corrupt_view`` |
-            ``corrupt_shard`` | ``bad_shard_name`` | ``sentinel_write``.
+        event_id: the event replay stopped at (it was not applied).
+        index: its 0-based position among the journal's events in file order.
+        type: its type (``""`` when the record had none).
+        reason: one of :data:`STOP_REASONS`.
+        message: the reason in words (for ``view_drift``: the entry and both hashes).
     """
 
     event_id: str
@@ -63,15 +108,17 @@ class ReplayReport:
         sentinel_before: the sentinel id read at the start (``None`` for missing/null/malformed).
         sentinel_after: the sentinel id on disk at the end.
         tail: events that were pending when the round started.
-        applied: ids of the events whose handler returned, in order (repeats possible when frozen).
+        applied: ids of the events whose handler returned, in order (an id repeats when a frozen
+            round replays it again).
         changed: how many of those reported a change.
         stopped: where replay stopped, if it did.
-        frozen: a concurrent writer moved the sentinel; the round froze it.
-        rescans: probes used by the frozen pass.
-        left_behind: events still after this round's own last-applied position when the probe
-            bound was hit.
+        frozen: another writer moved the sentinel during the round; the round froze it.
+        rescans: journal probes made after a drain (at most ``_MAX_FROZEN_RESCANS``).
+        left_behind: events after this round's own last-applied position when the probe bound was
+            hit. With a frozen sentinel they sit behind it and no later boot replays them; without,
+            they are still pending.
         cancelled: the caller asked to stop between events.
-        until_reached: replay stopped on purpose at the requested event.
+        until_reached: replay stopped on purpose after the requested event.
         temp_files_removed: leftover temp files of interrupted atomic writes removed before the
             round (relative to the character folder).
     """
@@ -98,7 +145,14 @@ class ReplayReport:
 
 @dataclass
 class ReconcileHooks:
-    """Test seams: called outside the lock, so a test can interleave a live writer exactly."""
+    """Test seams, each called *outside* the character lock, so a test can run a live writer (which
+    takes that lock) at an exact point of a round.
+
+    Attributes:
+        before_event: before the compare-and-apply step of an event.
+        after_event: after an event was applied (and the sentinel advanced, unless frozen).
+        before_probe: before probe number ``n`` (1-based) re-reads the journal.
+    """
 
     before_event: Callable[[Event], None] | None = None
     after_event: Callable[[Event], None] | None = None
@@ -117,13 +171,80 @@ def _sweep_temp_files(char_dir: Path, durable: bool) -> list[str]:
     return removed
 
 
-def _after(events: list[Event], event_id: str | None) -> list[Event]:
-    """Events after ``event_id`` (the first match wins); the whole body when absent or unknown."""
-    if event_id is not None:
-        for i, ev in enumerate(events):
-            if ev.event_id == event_id:
-                return events[i + 1 :]
-    return events
+class _JournalFollower:
+    """The events of one journal: read once, then only the bytes appended since.
+
+    A journal that shrank or was replaced (compaction) is read again from the start. An
+    unterminated last line is offered as an event when it parses (as :func:`read_journal` does),
+    but stays uncommitted: the next refresh classifies it again, completed or not. The events are
+    always those :func:`journal.reader.read_journal` would return for the file at that moment.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._reset()
+
+    def _reset(self) -> None:
+        self.events: list[Event] = []
+        self._index: dict[str, int] = {}
+        self._scanner = JournalScanner()
+        self._pos = 0
+        self._identity: tuple[int, int] | None = None
+        self._committed = 0
+
+    def _add(self, events: list[Event]) -> None:
+        for ev in events:
+            self._index[ev.event_id] = len(self.events)
+            self.events.append(ev)
+
+    def refresh(self) -> None:
+        """Take in what was appended since the last refresh.
+
+        Raises:
+            OSError: the journal exists but cannot be read.
+        """
+        for ev in self.events[self._committed :]:
+            self._index.pop(ev.event_id, None)
+        del self.events[self._committed :]
+        try:
+            fh = open(self.path, "rb")
+        except FileNotFoundError:
+            if self._identity is not None:
+                self._reset()
+            return
+        with fh:
+            st = os.fstat(fh.fileno())
+            identity = (st.st_dev, st.st_ino)
+            if self._identity is not None and (identity != self._identity or st.st_size < self._pos):
+                self._reset()
+            self._identity = identity
+            fh.seek(self._pos)
+            fresh: list[Event] = []
+            while chunk := fh.read(_READ_CHUNK):
+                self._pos += len(chunk)
+                self._scanner.feed(chunk, fresh, [])
+            self._add(fresh)
+            self._committed = len(self.events)
+            if self._scanner.pending_bytes:
+                start = self._scanner.offset
+                fh.seek(start)
+                rest = fh.read(self._pos - start)
+                seen = self._scanner.seen_ids
+                probe = JournalScanner(offset=start, line=self._scanner.line, seen_ids=seen)
+                tentative: list[Event] = []
+                probe.feed(rest, tentative, [])
+                probe.finish(tentative, [])
+                for ev in tentative:
+                    seen.discard(ev.event_id)  # added by this probe only: it stays uncommitted
+                self._add(tentative)
+
+    def index(self, event_id: str) -> int:
+        return self._index.get(event_id, -1)
+
+    def after(self, event_id: str | None) -> list[Event]:
+        """Events after ``event_id``; the whole body when it is ``None`` or not in the journal."""
+        i = self._index.get(event_id, -1) if event_id is not None else -1
+        return self.events[i + 1 :]
 
 
 class Reconciler:
@@ -133,6 +254,7 @@ class Reconciler:
         event_log: gives the folders and the per-character locks shared with live writers.
         registry: event type → handler (default: the five production handlers).
         store_factory: builds the store for a character folder (default: the durable folder).
+            Called once per round.
         hooks: test seams.
     """
 
@@ -159,153 +281,197 @@ class Reconciler:
     ) -> ReplayReport:
         """Replay the events after the sentinel, stopping at the first one that cannot be applied.
 
-        Before each handler runs, the on-disk sentinel is compared with the value this round
-        expects (compare-before-apply). On a mismatch nothing is applied or written; the sentinel
-        is frozen for the rest of the round, and the journal is re-read from this round's own
-        last-applied position to the end and replayed in order, re-probing after each drain until
-        a probe comes back empty or ``_MAX_FROZEN_RESCANS`` probes were used.
+        See the module docstring for the whole round (compare-before-apply, freezing, probes).
 
         Args:
-            until: stop (successfully) after applying this event id.
+            until: stop (successfully) after applying this event id. When it is not among the
+                pending events, nothing is applied.
             should_continue: polled between events; returning False cancels the round. Every
                 completed step is the reconciler's own, so a cancelled folder is consistent.
-            on_progress: ``(done, total)`` after each event.
+            on_progress: ``(done, total)`` after each event; ``total`` grows if probes find more.
+
+        Raises:
+            OSError: the journal exists but cannot be read (nothing was applied).
         """
         cd = self.event_log.char_dir(character)
         store = self.store_factory(cd)
-        journal = cd / JOURNAL_NAME
-        report = ReplayReport(character)
         lock = self.event_log.lock(character)
-        if isinstance(store, FolderStore):
-            # Crash recovery includes the temp files of interrupted atomic writes: nothing else
-            # removes them. Under the lock, no atomic write of this process is in flight.
-            with lock:
+        follower = _JournalFollower(cd / JOURNAL_NAME)
+        report = ReplayReport(character)
+        hooks = self.hooks
+        with lock:
+            if isinstance(store, FolderStore):
+                # Crash recovery includes the temp files of interrupted atomic writes: nothing else
+                # removes them. Under the lock, no atomic write of this process is in flight.
                 report.temp_files_removed = _sweep_temp_files(cd, store.durable)
-        start = store.read_sentinel()
-        expected: str | None = start.event_id
-        report.sentinel_before = expected
-        own_last: str | None = expected
-        events = read_journal(journal).events
-        index_of = {ev.event_id: i for i, ev in enumerate(events)}
-        tail = _after(events, expected)
-        report.tail = len(tail)
+            # One consistent starting point: no writer of this process between these two reads.
+            expected = store.read_sentinel().event_id
+            follower.refresh()
+        report.sentinel_before = own_last = expected
+        queue = follower.after(expected)
+        report.tail = len(queue)
+        if until is not None and all(ev.event_id != until for ev in queue):
+            report.sentinel_after = expected
+            return report
 
-        queue = list(tail)
         frozen = False
         done = 0
+        i = 0
         while True:
-            outcome = "drained"
-            for ev in queue:
+            if i < len(queue):
+                ev = queue[i]
                 if should_continue is not None and not should_continue():
                     report.cancelled = True
-                    outcome = "cancelled"
                     break
-                if self.hooks.before_event:
-                    self.hooks.before_event(ev)
+                if hooks.before_event is not None:
+                    hooks.before_event(ev)
+                stop: ReplayStop | None = None
+                conflict = False
                 with lock:
                     if not frozen and store.read_sentinel().event_id != expected:
-                        # Another writer moved the sentinel: apply nothing, write nothing.
-                        outcome = "conflict"
-                        break
-                    stop = self._apply(store, ev, index_of.get(ev.event_id, -1), report)
-                    if stop is None and not frozen:
-                        try:
-                            store.write_sentinel(ev.event_id)
-                        except OSError as exc:
-                            report.applied.pop()
-                            stop = ReplayStop(
-                                ev.event_id,
-                                index_of.get(ev.event_id, -1),
-                                ev.type,
-                                "sentinel_write",
-                                f"the handler succeeded but the sentinel write failed: {exc}",
-                            )
+                        conflict = True  # another writer moved it: apply nothing, write nothing
+                    else:
+                        stop, changed = self._apply(store, ev, follower.index(ev.event_id))
+                        if stop is None and not frozen:
+                            try:
+                                store.write_sentinel(ev.event_id)
+                            except OSError as exc:
+                                stop = ReplayStop(
+                                    ev.event_id,
+                                    follower.index(ev.event_id),
+                                    ev.type,
+                                    "sentinel_write",
+                                    f"the handler succeeded and persisted, but the sentinel write failed: {exc}; "
+                                    "the event replays (idempotently) next time",
+                                )
+                if conflict:
+                    frozen = report.frozen = True
+                    log.warning(
+                        "%s: another writer moved the sentinel before event %s; the sentinel is frozen for the "
+                        "rest of the round, which replays the journal from its own last-applied position",
+                        character,
+                        ev.event_id,
+                    )
+                    follower.refresh()
+                    queue, i = follower.after(own_last), 0
+                    continue
                 if stop is not None:
                     report.stopped = stop
-                    outcome = "stopped"
+                    if frozen:
+                        log.warning(
+                            "%s: replay stopped at %s (%s) behind a sentinel another writer moved: %s",
+                            character,
+                            ev.event_id,
+                            stop.reason,
+                            stop.message,
+                        )
                     break
+                report.applied.append(ev.event_id)
+                report.changed += changed
                 own_last = ev.event_id
                 if not frozen:
-                    expected = ev.event_id
+                    expected = own_last
                 done += 1
-                if on_progress:
-                    on_progress(done, max(done, report.tail))
-                if self.hooks.after_event:
-                    self.hooks.after_event(ev)
+                i += 1
+                if on_progress is not None:
+                    on_progress(done, done + len(queue) - i)
+                if hooks.after_event is not None:
+                    hooks.after_event(ev)
                 if until is not None and ev.event_id == until:
                     report.until_reached = True
-                    outcome = "until"
                     break
-            if outcome in ("stopped", "cancelled", "until"):
+                continue
+            # The queue drained. A round that replayed nothing needs no probe (see module doc).
+            if not frozen and report.tail == 0:
                 break
-            if outcome == "conflict" and not frozen:
-                frozen = report.frozen = True
-                log.info("%s: the sentinel was moved by another writer; frozen for the rest of the round", character)
-            elif not frozen:
-                break  # drained the tail normally
-            # Frozen: probe from this round's own last-applied position to the end of the file.
             if report.rescans >= _MAX_FROZEN_RESCANS:
-                report.left_behind = len(_after(read_journal(journal).events, own_last))
+                follower.refresh()
+                report.left_behind = len(follower.after(own_last))
                 if report.left_behind:
-                    log.warning(
-                        "%s: frozen replay used all %d probes; %d events are left behind the sentinel "
-                        "and no later boot replays them",
-                        character,
-                        _MAX_FROZEN_RESCANS,
-                        report.left_behind,
-                    )
+                    if frozen:
+                        log.warning(
+                            "%s: new events kept arriving through all %d probes; %d event(s) are left behind the "
+                            "frozen sentinel and no later boot replays them",
+                            character,
+                            _MAX_FROZEN_RESCANS,
+                            report.left_behind,
+                        )
+                    else:
+                        log.warning(
+                            "%s: new events kept arriving through all %d probes; %d event(s) are left pending "
+                            "after the sentinel for the next round",
+                            character,
+                            _MAX_FROZEN_RESCANS,
+                            report.left_behind,
+                        )
                 break
-            if self.hooks.before_probe:
-                self.hooks.before_probe(report.rescans + 1)
+            if hooks.before_probe is not None:
+                hooks.before_probe(report.rescans + 1)
             report.rescans += 1
-            events = read_journal(journal).events
-            index_of = {ev.event_id: i for i, ev in enumerate(events)}
-            queue = _after(events, own_last)
+            follower.refresh()
+            queue, i = follower.after(own_last), 0
             if not queue:
                 break
         report.sentinel_after = store.read_sentinel().event_id
         return report
 
-    def _apply(self, store: Store, ev: Event, index: int, report: ReplayReport) -> ReplayStop | None:
+    def _apply(self, store: Store, ev: Event, index: int) -> tuple[ReplayStop | None, bool]:
         handler = self.registry.get(ev.type)
         if handler is None:
             what = repr(ev.type) if ev.type else "(missing type)"
-            return ReplayStop(ev.event_id, index, ev.type, "no_handler", f"no replay handler is registered for {what}")
+            message = f"no replay handler is registered for {what}"
+            return ReplayStop(ev.event_id, index, ev.type, "no_handler", message), False
         try:
             changed = run_handler(handler, store, ev.payload)
         except Exception as exc:
             reason, message = block_reason(exc)
-            return ReplayStop(ev.event_id, index, ev.type, reason, message)
-        report.applied.append(ev.event_id)
-        if changed:
-            report.changed += 1
-        return None
+            return ReplayStop(ev.event_id, index, ev.type, reason, message), False
+        return None, changed
 
     def repair(self, character: str, event_ids: Iterable[str]) -> ReplayReport:
         """Re-apply the handlers of the given events (orphaned archive events) in journal order,
-        without reading or moving the sentinel. Stops at the first failure."""
+        without reading or moving the sentinel. Stops at the first failure.
+
+        Raises:
+            OSError: the journal exists but cannot be read.
+        """
         cd = self.event_log.char_dir(character)
         store = self.store_factory(cd)
         wanted = set(event_ids)
-        events = read_journal(cd / JOURNAL_NAME).events
         report = ReplayReport(character)
-        report.sentinel_before = report.sentinel_after = store.read_sentinel().event_id
-        todo = [(i, ev) for i, ev in enumerate(events) if ev.event_id in wanted]
-        report.tail = len(todo)
         with self.event_log.lock(character):
+            follower = _JournalFollower(cd / JOURNAL_NAME)
+            follower.refresh()
+            report.sentinel_before = report.sentinel_after = store.read_sentinel().event_id
+            todo = [(i, ev) for i, ev in enumerate(follower.events) if ev.event_id in wanted]
+            report.tail = len(todo)
             for i, ev in todo:
-                stop = self._apply(store, ev, i, report)
+                stop, changed = self._apply(store, ev, i)
                 if stop is not None:
                     report.stopped = stop
                     break
+                report.applied.append(ev.event_id)
+                report.changed += changed
         return report
 
     async def areconcile(self, character: str, **kwargs: Any) -> ReplayReport:
-        """Async twin of :meth:`reconcile`, run in a worker thread."""
-        return await asyncio.to_thread(self.reconcile, character, **kwargs)
+        """Async twin of :meth:`reconcile`, run in a worker thread.
+
+        It returns only when the round has finished, even if the awaiting task is cancelled
+        meanwhile (the cancellation is re-raised afterwards): a round is never left running
+        behind a caller that moved on.
+        """
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(None, functools.partial(self.reconcile, character, **kwargs))
+        results = await _finish_all([future])
+        result = results[0]
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, ReplayReport)
+        return result
 
     def characters(self) -> list[str]:
-        """Character folders under the root (dot-folders, files and invalid names ignored)."""
+        """Character folders under the root (dot-folders, links, files and invalid names ignored)."""
         try:
             entries = sorted(os.scandir(self.event_log.root), key=lambda e: e.name)
         except FileNotFoundError:
@@ -326,10 +492,42 @@ class Reconciler:
         return {c: self.reconcile(c) for c in (self.characters() if characters is None else characters)}
 
     async def areconcile_all(self, characters: Iterable[str] | None = None) -> dict[str, ReplayReport]:
-        """Reconcile every character concurrently and wait for all of them to finish."""
+        """Reconcile every character (or the given ones) concurrently, each in a worker thread, and
+        return only when every round has finished.
+
+        A failing round does not cut the others short; cancelling the awaiting task does not
+        either (it is re-raised once all rounds have finished).
+
+        Raises:
+            ExceptionGroup: after all rounds finished, when any of them raised (e.g. an unreadable
+                journal); it holds every such exception.
+        """
         names = list(self.characters() if characters is None else characters)
-        reports = await asyncio.gather(*(self.areconcile(c) for c in names))
-        return dict(zip(names, reports, strict=True))
+        loop = asyncio.get_running_loop()
+        futures = [loop.run_in_executor(None, functools.partial(self.reconcile, c)) for c in names]
+        results = await _finish_all(futures)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            failed = [n for n, r in zip(names, results, strict=True) if isinstance(r, BaseException)]
+            raise BaseExceptionGroup(f"reconciliation failed for {', '.join(failed)}", errors)
+        return {n: r for n, r in zip(names, results, strict=True) if isinstance(r, ReplayReport)}
+
+
+async def _finish_all(futures: list[asyncio.Future[ReplayReport]]) -> list[ReplayReport | BaseException]:
+    """Wait until every future is done, even across cancellation of the caller (re-raised after)."""
+    if not futures:
+        return []
+    gathered = asyncio.gather(*futures, return_exceptions=True)
+    cancelled = False
+    while True:
+        try:
+            results: list[ReplayReport | BaseException] = await asyncio.shield(gathered)
+            break
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return results
 
 
 async def startup_sequence(
@@ -337,17 +535,29 @@ async def startup_sequence(
     resume_outbox: Callable[[], Awaitable[Any] | Any],
     characters: Iterable[str] | None = None,
 ) -> tuple[dict[str, ReplayReport], Any]:
-    """Run the startup order of the design record: reconcile everything, *then* resume the outbox.
+    """The startup order of the design record: reconcile every character, *then* resume the outbox.
 
-    The order is load-bearing: outbox operations are background writers that load a whole view
-    outside the journal lock; running them while replay repairs that view lets one save a
-    pre-replay snapshot over a completed repair, with the sentinel already past the event —
-    silent, permanent loss. Reconciliation is awaited to completion first, so they never overlap.
-    ``resume_outbox`` is called only afterwards; its result (e.g. the spawned tasks) is returned
-    and not awaited, as upstream does.
+    The order is load-bearing. Replay and outbox operations write the same view files, but their
+    read points differ: a replay handler loads, mutates and saves inside the journal lock, while
+    the memory server's live writers load the whole view *outside* that lock and only then hand it
+    to ``record_and_save``. If the two overlapped, a live writer could save a pre-replay snapshot
+    over a just-completed repair, with the sentinel already past the event: silent, permanent loss.
+    Resumed outbox operations are background tasks and reconciliation is awaited to completion
+    (every character, even when one fails or the caller is cancelled), so running reconciliation
+    first removes the overlap entirely. The reverse dependency does not exist: a resumed operation
+    emits its own events through ``record_and_save``, which applies them itself.
+
+    ``resume_outbox`` is called only after every round has finished. If it returns an awaitable
+    (the scan that spawns the outbox tasks), that is awaited; the tasks it spawns are not (as
+    upstream: they may overlap later startup steps). Its result is returned with the reports.
+
+    Raises:
+        ExceptionGroup: a round raised; the outbox is then not resumed (the caller decides).
     """
     reports = await reconciler.areconcile_all(characters)
     resumed = resume_outbox()
+    if inspect.isawaitable(resumed):
+        resumed = await resumed
     return reports, resumed
 
 
@@ -416,18 +626,37 @@ _SKIP_COPY_PREFIXES = ("time_indexed", "outbox.ndjson")
 
 
 def _copy_for_replay(src: Path, dst: Path) -> None:
-    """Copy the files replay can read or write (regular files only; links are never followed)."""
+    """Copy what replay reads or writes: the top-level files and the two archive folders.
+
+    The original is only read. A link that resolves inside the folder is copied as what it points
+    to; a link that resolves outside is recreated pointing at the same (absolute) target, so the
+    scratch store refuses it exactly as the real one would (and, like it, never follows it).
+    """
+    root = os.path.realpath(src)
     dst.mkdir(parents=True)
     for entry in os.scandir(src):
-        if entry.is_symlink() or entry.name.startswith(_SKIP_COPY_PREFIXES):
+        if entry.name.startswith(_SKIP_COPY_PREFIXES):
             continue
-        if entry.is_dir(follow_symlinks=False) and entry.name in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
-            (dst / entry.name).mkdir()
-            for sub in os.scandir(entry.path):
-                if sub.is_file(follow_symlinks=False):
-                    shutil.copyfile(sub.path, dst / entry.name / sub.name)
-        elif entry.is_file(follow_symlinks=False):
-            shutil.copyfile(entry.path, dst / entry.name)
+        _copy_entry(Path(entry.path), dst / entry.name, root, entry.name in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE))
+
+
+def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
+    if path.is_symlink():
+        real = os.path.realpath(path)
+        if not (real == root or real.startswith(root + os.sep)):
+            try:
+                os.symlink(real, target)
+            except OSError:  # no symlinks here (e.g. Windows without the privilege): leave it out
+                pass
+            return
+        path = Path(real)
+    if path.is_dir():
+        if is_archive:
+            target.mkdir()
+            for sub in os.scandir(path):
+                _copy_entry(Path(sub.path), target / sub.name, root, False)
+    elif path.is_file():
+        shutil.copyfile(path, target)
 
 
 def _tracked_files(char_dir: Path) -> dict[str, bytes]:
