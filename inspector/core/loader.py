@@ -1,0 +1,150 @@
+"""Loading a location in a worker: a quick preview of the first rows, then the full diagnosis.
+
+The first screenful comes from the first megabyte of the first character's journal, so rows
+appear at once even for a journal of a million events; the full analysis (the same
+:func:`journal.diagnose.diagnose_path` that ``memory-inspector check`` runs) follows and replaces
+the preview.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from inspector.core.jobs import CancelToken
+from inspector.core.location import Location, is_character_folder
+from inspector.core.timeline import CharacterTimeline, provisional_timeline
+from journal.diagnose import Diagnosis, EventInfo
+from journal.events import JOURNAL_NAME, Event
+from journal.handlers import entry_ref
+from journal.reader import Defect, JournalScanner
+
+#: How much of the journal the preview reads.
+PREVIEW_BYTES = 1 << 20
+
+Diagnose = Callable[[str], Diagnosis]
+
+
+@dataclass(slots=True)
+class Preview:
+    """The first rows of the first character, before the diagnosis is done.
+
+    Attributes:
+        timeline: a provisional timeline (states shown as loading).
+        payloads: event index → (type, payload) of the preview events, for summaries.
+    """
+
+    timeline: CharacterTimeline
+    payloads: dict[int, tuple[str, object]] = field(default_factory=dict)
+
+    @property
+    def char_dir(self) -> Path:
+        return Path(self.timeline.path)
+
+
+@dataclass(slots=True)
+class LoadedFolder:
+    """A location with its diagnosis, ready for the window.
+
+    Attributes:
+        location: what was opened.
+        diagnosis: the diagnosis (``diagnosis.root`` is where the files are read from).
+        timelines: one per character, in the diagnosis's order.
+        seconds: how long the load took.
+    """
+
+    location: Location
+    diagnosis: Diagnosis
+    timelines: dict[str, CharacterTimeline]
+    seconds: float = 0.0
+
+    @property
+    def root(self) -> Path:
+        return Path(self.diagnosis.root)
+
+    def close(self) -> None:
+        """Remove what this load owns on disk: a zip's extracted copy, the sample's scratch copy."""
+        close = getattr(self.diagnosis, "close", None)
+        if close is not None:
+            close()
+        self.location.discard()
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProgress:
+    """A step of a load, for the progress bar (``total == 0``: no measure, show a busy bar)."""
+
+    message: str
+    done: int = 0
+    total: int = 0
+
+
+def first_character_dir(folder: Path) -> Path | None:
+    """The character folder a preview shows: the folder itself, or its first character folder."""
+    if is_character_folder(folder):
+        return folder
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False) and e.name[0] != ".")
+    except OSError:
+        return None
+    with_journal = [n for n in names if (folder / n / JOURNAL_NAME).is_file()]
+    chosen = (with_journal or names or [None])[0]
+    return None if chosen is None else folder / chosen
+
+
+def read_preview(char_dir: Path, max_bytes: int = PREVIEW_BYTES) -> Preview:
+    """Classify the first ``max_bytes`` of a character's journal (complete lines only)."""
+    events_read: list[Event] = []
+    defects: list[Defect] = []
+    scanner = JournalScanner()
+    try:
+        with open(char_dir / JOURNAL_NAME, "rb") as fh:
+            scanner.feed(fh.read(max_bytes), events_read, defects)
+    except OSError:
+        pass
+    infos = [
+        EventInfo(i, ev.line, ev.offset, ev.event_id, ev.type, ev.ts, entry_ref(ev.type, ev.payload))
+        for i, ev in enumerate(events_read)
+    ]
+    timeline = provisional_timeline(char_dir.name, str(char_dir), infos, defects)
+    return Preview(timeline, {i: (ev.type, ev.payload) for i, ev in enumerate(events_read)})
+
+
+def load_location(
+    location: Location,
+    token: CancelToken,
+    diagnose: Diagnose,
+    *,
+    on_preview: Callable[[Preview], None] | None = None,
+    on_progress: Callable[[LoadProgress], None] | None = None,
+) -> LoadedFolder:
+    """Preview, diagnose and build the timelines of ``location`` (run it in a worker).
+
+    Raises:
+        Cancelled: the token was cancelled.
+        Exception: whatever the diagnosis raised for unreadable input.
+    """
+    started = time.perf_counter()
+    if on_preview is not None and location.kind != "zip":
+        # A zip must be extracted (by the diagnosis) before anything can be read from it.
+        char_dir = first_character_dir(location.path)
+        if char_dir is not None:
+            if on_progress:
+                on_progress(LoadProgress(f"Reading the first rows of {char_dir.name}…"))
+            on_preview(read_preview(char_dir))
+    token.check()
+    if on_progress:
+        on_progress(LoadProgress(f"Analysing {location.label}…"))
+    diagnosis = diagnose(str(location.path))
+    token.check()
+    timelines: dict[str, CharacterTimeline] = {}
+    total = len(diagnosis.characters)
+    for i, character in enumerate(diagnosis.characters):
+        token.check()
+        if on_progress:
+            on_progress(LoadProgress(f"Building the timeline of {character.name}", i, total))
+        timelines[character.name] = CharacterTimeline(character)
+    return LoadedFolder(location, diagnosis, timelines, time.perf_counter() - started)

@@ -1,0 +1,121 @@
+"""What the user asked to open: a memory root, a character folder, a ``.zip`` export, or the sample."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import resources
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
+from journal.views import FACTS, PERSONA, REFLECTIONS
+
+
+class LocationError(Exception):
+    """The location cannot be opened; the message says why, in one line, for a dialog."""
+
+
+#: Names that make a folder a character folder rather than a memory root.
+_CHARACTER_MARKERS = (
+    JOURNAL_NAME,
+    SENTINEL_NAME,
+    REFLECTIONS,
+    PERSONA,
+    FACTS,
+    REFLECTION_ARCHIVE,
+    PERSONA_ARCHIVE,
+    "outbox.ndjson",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A validated place to open.
+
+    Attributes:
+        path: what is read (a folder, or the zip file).
+        kind: ``folder``, ``zip`` or ``sample`` (a scratch copy of the bundled sample).
+        label: what the title bar calls it.
+        scratch: a folder this program created and must delete when it closes it.
+    """
+
+    path: Path
+    kind: str
+    label: str
+    scratch: Path | None = None
+
+    @property
+    def watchable(self) -> bool:
+        """A zip export is a snapshot: there is nothing to watch."""
+        return self.kind != "zip"
+
+    def discard(self) -> None:
+        """Delete the scratch folder, if this location owns one."""
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def resolve_location(path: str | os.PathLike[str]) -> Location:
+    """Check that ``path`` can be opened and say what it is.
+
+    Raises:
+        LocationError: it does not exist, cannot be read, or is neither a folder nor a zip.
+    """
+    p = Path(os.path.expanduser(os.fspath(path))).absolute()
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise LocationError(f"{p} does not exist.") from None
+    except OSError as exc:
+        raise LocationError(f"{p} cannot be read: {exc.strerror or exc}.") from None
+    if p.is_dir():
+        try:
+            os.listdir(p)
+        except OSError as exc:
+            raise LocationError(f"The folder {p} cannot be read: {exc.strerror or exc}.") from None
+        return Location(p, "folder", str(p))
+    if p.is_file():
+        try:
+            ok = zipfile.is_zipfile(p)
+        except OSError as exc:
+            raise LocationError(f"{p} cannot be read: {exc.strerror or exc}.") from None
+        if ok:
+            return Location(p, "zip", f"{p} (zip export, read-only)")
+        what = "an empty file" if st.st_size == 0 else "a file that is not a zip archive"
+        raise LocationError(f"{p} is {what}: open a memory folder, a character folder or a .zip export.")
+    raise LocationError(f"{p} is neither a folder nor a .zip export.")
+
+
+def is_character_folder(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` looks like one character's folder (it holds a journal, view or archive)."""
+    return any(os.path.exists(os.path.join(folder, name)) for name in _CHARACTER_MARKERS)
+
+
+def sample_source() -> Path:
+    """The bundled sample memory root."""
+    return resources.path("sample")
+
+
+def open_sample(scratch_parent: str | os.PathLike[str] | None = None) -> Location:
+    """Copy the bundled sample to a fresh scratch folder and return it as a location.
+
+    Trying replay on the copy is safe: the bundled files are never opened for writing.
+
+    Raises:
+        LocationError: the sample is not installed, or the copy failed.
+    """
+    src = sample_source()
+    if not src.is_dir():
+        raise LocationError(f"The bundled sample is missing ({src}); pass a PATH to open.")
+    scratch = Path(tempfile.mkdtemp(prefix="memory-inspector-sample-", dir=scratch_parent))
+    dest = scratch / "memory"
+    try:
+        shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", "*.py", "README*"))
+    except OSError as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise LocationError(f"Could not copy the bundled sample: {exc}") from None
+    return Location(dest, "sample", "bundled sample (scratch copy)", scratch=scratch)

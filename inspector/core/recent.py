@@ -1,0 +1,74 @@
+"""Recently opened locations, kept in the user's config folder (never inside an opened folder)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+#: How many locations the File ▸ Recent menu lists.
+MAX_RECENT = 10
+
+
+def default_config_dir() -> Path:
+    """``$MEMORY_INSPECTOR_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/memory-inspector`` (or ``~/.config``)."""
+    override = os.environ.get("MEMORY_INSPECTOR_CONFIG_DIR")
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "memory-inspector"
+
+
+class RecentLocations:
+    """An ordered, de-duplicated list of paths stored as JSON in ``config_dir/recent.json``.
+
+    Reading tolerates a missing or damaged file (an empty list); writing is atomic and a failure
+    to write is swallowed, because a recent-files list is never worth an error dialog.
+
+    Attributes:
+        file: the JSON file.
+    """
+
+    def __init__(self, config_dir: str | os.PathLike[str], limit: int = MAX_RECENT) -> None:
+        self.file = Path(config_dir) / "recent.json"
+        self.limit = limit
+
+    def load(self) -> list[str]:
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, list):
+            return []
+        return [p for p in data if isinstance(p, str)][: self.limit]
+
+    def add(self, location: str | os.PathLike[str]) -> list[str]:
+        """Put ``location`` first and save; returns the new list."""
+        path = os.path.abspath(os.fspath(location))
+        items = [path] + [p for p in self.load() if p != path]
+        items = items[: self.limit]
+        self._save(items)
+        return items
+
+    def remove(self, location: str) -> list[str]:
+        items = [p for p in self.load() if p != location]
+        self._save(items)
+        return items
+
+    def _save(self, items: list[str]) -> None:
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".recent.", suffix=".tmp", dir=self.file.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    json.dump(items, fh, ensure_ascii=False, indent=1)
+                os.replace(tmp, self.file)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            pass

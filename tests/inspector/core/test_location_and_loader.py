@@ -1,0 +1,122 @@
+"""Opening: what a path is, clear reasons when it cannot be opened, the preview, cancelling."""
+
+from __future__ import annotations
+
+import threading
+import zipfile
+
+import pytest
+
+from inspector.core import location as location_mod
+from inspector.core.jobs import Cancelled, CancelToken
+from inspector.core.loader import first_character_dir, load_location, read_preview
+from inspector.core.location import LocationError, open_sample, resolve_location
+from journal.diagnose import Diagnosis
+from tests.inspector.gui_fixtures import hand_diagnosis, write_character
+
+
+def test_folders_and_zips_resolve(tmp_path):
+    char = write_character(tmp_path)
+    assert resolve_location(tmp_path).kind == "folder"
+    assert resolve_location(char).kind == "folder"
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(char / "events.ndjson", "alice/events.ndjson")
+    loc = resolve_location(archive)
+    assert loc.kind == "zip" and not loc.watchable and "read-only" in loc.label
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "words"),
+    [
+        ("nope", None, "does not exist"),
+        ("empty.zip", b"", "an empty file"),
+        ("notes.txt", b"hi", "not a zip archive"),
+    ],
+)
+def test_unopenable_paths_say_why(tmp_path, name, content, words):
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    with pytest.raises(LocationError, match=words):
+        resolve_location(tmp_path / name)
+
+
+def test_sample_is_copied_to_a_scratch_folder_and_discarded(tmp_path, monkeypatch):
+    fake = tmp_path / "bundled"
+    write_character(fake, "bob")
+    monkeypatch.setattr(location_mod, "sample_source", lambda: fake)
+    loc = open_sample(tmp_path)
+    assert loc.kind == "sample" and "sample" in loc.label
+    assert (loc.path / "bob" / "events.ndjson").read_bytes() == (fake / "bob" / "events.ndjson").read_bytes()
+    assert loc.scratch is not None and loc.scratch != fake
+    loc.discard()
+    assert not loc.scratch.exists() and (fake / "bob").is_dir()
+
+
+def test_missing_sample_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(location_mod, "sample_source", lambda: tmp_path / "absent")
+    with pytest.raises(LocationError, match="sample is missing"):
+        open_sample(tmp_path)
+
+
+def test_preview_shows_the_first_rows_of_the_first_character(tmp_path):
+    write_character(tmp_path, "bob", applied=50)
+    write_character(tmp_path, "alice", applied=3)
+    assert first_character_dir(tmp_path).name == "alice"
+    preview = read_preview(tmp_path / "bob", max_bytes=1000)
+    tl = preview.timeline
+    assert tl.provisional and 0 < len(tl.events) < 50
+    assert {tl.state(r) for r in tl.refs} == {"loading"}
+    assert tl.marker_position(tl.refs) is None
+    assert set(preview.payloads) == set(range(len(tl.events)))
+
+
+def _diagnose_with(char_dirs):
+    def diagnose(path: str) -> Diagnosis:
+        return Diagnosis(path, path, [hand_diagnosis(d) for d in char_dirs])
+
+    return diagnose
+
+
+def test_load_location_previews_then_builds_timelines(tmp_path):
+    a = write_character(tmp_path, "alice", applied=2)
+    b = write_character(tmp_path, "bob", applied=1, pending=1)
+    previews, progress = [], []
+    loaded = load_location(
+        resolve_location(tmp_path),
+        CancelToken(),
+        _diagnose_with([a, b]),
+        on_preview=previews.append,
+        on_progress=progress.append,
+    )
+    assert [p.timeline.name for p in previews] == ["alice"]
+    assert list(loaded.timelines) == ["alice", "bob"]
+    assert loaded.timelines["bob"].badge()["pending"] == 1
+    assert progress and progress[-1].total == 2
+
+
+def test_cancel_during_the_diagnosis_discards_the_result(tmp_path):
+    a = write_character(tmp_path, "alice")
+    token = CancelToken()
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(path):
+        entered.set()
+        release.wait(10)
+        return Diagnosis(path, path, [hand_diagnosis(a)])
+
+    result = {}
+
+    def run():
+        try:
+            load_location(resolve_location(tmp_path), token, slow)
+        except Cancelled:
+            result["cancelled"] = True
+
+    t = threading.Thread(target=run)
+    t.start()
+    assert entered.wait(10)
+    token.cancel()
+    release.set()
+    t.join(10)
+    assert result == {"cancelled": True}
