@@ -1,0 +1,119 @@
+"""Small read-only tables: diagnosis findings, outbox operations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QPalette
+
+from inspector.models.colors import state_color
+from journal.diagnose import Finding, OutboxOp
+
+Index = QModelIndex | QPersistentModelIndex
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+
+#: Severity → the state colour it borrows.
+_SEVERITY_STATE = {"error": "blocked", "warning": "suspect", "info": None}
+
+
+class RowTableModel(QAbstractTableModel):
+    """A table of plain row values with fixed columns, fed by :meth:`set_rows`.
+
+    Subclasses name the columns and say how a row shows in each.
+    """
+
+    columns: tuple[str, ...] = ()
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: list[Any] = []
+
+    def set_rows(self, rows: Sequence[Any]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def rows(self) -> list[Any]:
+        return list(self._rows)
+
+    def cell(self, row: Any, column: int) -> Any:
+        raise NotImplementedError
+
+    def extra(self, row: Any, column: int, role: int) -> Any:
+        return None
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        """Override: number of rows."""
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        """Override: number of columns."""
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Override: column titles."""
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(self.columns):
+            return self.columns[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Override: the cell's text, plus what :meth:`extra` adds."""
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        if not 0 <= index.column() < len(self.columns):
+            return None
+        row = self._rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = self.cell(row, index.column())
+            return "" if value is None else str(value)
+        if role == ROW_ROLE:
+            return row
+        return self.extra(row, index.column(), role)
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        """Override: selectable, never editable."""
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+
+class FindingTableModel(RowTableModel):
+    """The diagnosis findings of one character (:class:`journal.diagnose.Finding`)."""
+
+    columns = ("Severity", "Code", "Message", "Event / file")
+
+    def __init__(self, parent: Any = None, palette_source: Callable[[], QPalette] | None = None) -> None:
+        super().__init__(parent)
+        self._palette_source = palette_source or QPalette
+
+    def cell(self, row: Finding, column: int) -> Any:
+        if column == 0:
+            return row.severity
+        if column == 1:
+            return row.code
+        if column == 2:
+            return row.message
+        where = row.event_id or row.file or ""
+        return f"{where} (line {row.line})" if row.line else where
+
+    def extra(self, row: Finding, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.BackgroundRole and column == 0:
+            state = _SEVERITY_STATE.get(row.severity)
+            return state_color(self._palette_source(), state) if state else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return row.message
+        return None
+
+
+class OutboxTableModel(RowTableModel):
+    """Pending and dead-letter outbox operations (:class:`journal.diagnose.OutboxOp`)."""
+
+    columns = ("Operation", "Type", "Status", "Attempts", "Queued at", "Line")
+
+    def cell(self, row: OutboxOp, column: int) -> Any:
+        return (row.op_id, row.type or "(none)", row.status.replace("_", " "), row.attempts, row.ts or "", row.line)[
+            column
+        ]

@@ -1,0 +1,249 @@
+"""The timeline table: one row per event or damaged line, in file order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont, QPalette
+
+from inspector.core.timeline import DEFECT_TEXT, REASON_TEXT, CharacterTimeline, Row
+from inspector.models.colors import STATE_LABELS, state_color
+from journal.diagnose import EventInfo
+
+Index = QModelIndex | QPersistentModelIndex
+
+#: Custom roles.
+REF_ROLE = Qt.ItemDataRole.UserRole + 1
+STATE_ROLE = Qt.ItemDataRole.UserRole + 2
+EVENT_ID_ROLE = Qt.ItemDataRole.UserRole + 3
+
+COLUMNS = ("#", "Time", "Type", "Entry", "Summary", "State")
+COL_INDEX, COL_TIME, COL_TYPE, COL_ENTRY, COL_SUMMARY, COL_STATE = range(len(COLUMNS))
+
+#: Gives the summary of row ``refs[pos]`` (may read payloads around it); see ``core.payloads.SummaryCache``.
+SummaryProvider = Callable[[Sequence[int], int], str]
+
+
+def _no_summary(refs: Sequence[int], pos: int) -> str:
+    return ""
+
+
+def _short_ts(ts: str) -> str:
+    """``2026-04-23T12:00:00.123456`` → ``04-23 12:00:00.123`` (the full value is in the tooltip)."""
+    date, sep, time = ts.partition("T")
+    if not sep or len(date) != 10:
+        return ts
+    whole, dot, frac = time.partition(".")
+    return f"{date[5:]} {whole}{dot}{frac[:3]}" if dot else f"{date[5:]} {whole}"
+
+
+class EventTableModel(QAbstractTableModel):
+    """A virtualised table over a character's timeline.
+
+    It is fed a :class:`~inspector.core.timeline.CharacterTimeline` (which builds each row's value
+    when a cell is painted) and the refs of the rows to show, in file order. :meth:`set_rows` is
+    for a (re)load, a character switch or a new filter; :meth:`append_rows` is for live appends
+    (``beginInsertRows``, never a reset, so selection and scroll survive); :meth:`rows_changed`
+    repaints rows whose state changed in place.
+
+    Attributes:
+        summaries: gives the summary column (payloads are not kept in memory).
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._timeline: CharacterTimeline | None = None
+        self._refs: list[int] = []
+        self.summaries: SummaryProvider = _no_summary
+        self._colors: dict[str, Any] = {}
+        self._sentinel_label = ""
+        self._italic = QFont()
+        self._italic.setItalic(True)
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self.set_palette(QPalette())
+
+    # -- feeding ----------------------------------------------------------------------------------
+
+    @property
+    def timeline(self) -> CharacterTimeline | None:
+        return self._timeline
+
+    def refs(self) -> list[int]:
+        return self._refs
+
+    def ref_at(self, pos: int) -> int:
+        return self._refs[pos]
+
+    def row_at(self, pos: int) -> Row:
+        assert self._timeline is not None
+        return self._timeline.row(self._refs[pos])
+
+    def set_rows(
+        self, timeline: CharacterTimeline | None, refs: Sequence[int], summaries: SummaryProvider | None = None
+    ) -> None:
+        """Replace every row (a load, a character switch, or a new filter)."""
+        self.beginResetModel()
+        self._timeline = timeline
+        self._refs = list(refs)
+        self.summaries = summaries or _no_summary
+        self.endResetModel()
+
+    def append_rows(self, refs: Sequence[int]) -> None:
+        """Add rows at the end (live appends): one ``rowsInserted``, no reset."""
+        if not refs:
+            return
+        first = len(self._refs)
+        self.beginInsertRows(QModelIndex(), first, first + len(refs) - 1)
+        self._refs.extend(refs)
+        self.endInsertRows()
+
+    def remove_ref(self, ref: int) -> bool:
+        """Remove one row (a torn last line that a writer completed); returns whether it was shown."""
+        pos = self.position_of(ref)
+        if pos is None:
+            return False
+        self.beginRemoveRows(QModelIndex(), pos, pos)
+        del self._refs[pos]
+        self.endRemoveRows()
+        return True
+
+    def rows_changed(self, refs: Sequence[int]) -> None:
+        """Repaint rows whose state changed in place (one signal for the whole span)."""
+        positions = [p for p in (self.position_of(r) for r in refs) if p is not None]
+        if positions:
+            self.dataChanged.emit(self.index(min(positions), 0), self.index(max(positions), len(COLUMNS) - 1))
+
+    def refresh_all(self) -> None:
+        """Repaint everything (palette, redaction)."""
+        if self._refs:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._refs) - 1, len(COLUMNS) - 1))
+
+    def set_palette(self, palette: QPalette) -> None:
+        self._colors = {s: state_color(palette, s) for s in STATE_LABELS}
+        self.refresh_all()
+
+    def state_colors(self) -> dict[str, Any]:
+        """The background colour of each state under the current palette."""
+        return dict(self._colors)
+
+    # -- positions and the sentinel -------------------------------------------------------------------
+
+    def position_of(self, ref: int) -> int | None:
+        """The model row showing ``ref``, or ``None`` when it is not shown (filtered out)."""
+        if self._timeline is None:
+            return None
+        return self._timeline.position(self._refs, ref)
+
+    def nearest_position(self, ref: int) -> int:
+        """The model row of ``ref`` or, when it is filtered out, of the next row after it."""
+        if self._timeline is None or not self._refs:
+            return -1
+        return self._timeline.nearest(self._refs, ref)
+
+    def set_sentinel_label(self, label: str) -> None:
+        """The text beside the sentinel marker (``N applied · M pending``)."""
+        self._sentinel_label = label
+
+    def sentinel_label(self) -> str:
+        return self._sentinel_label
+
+    def sentinel_ref(self) -> int | None:
+        return self._timeline.sentinel_ref() if self._timeline is not None else None
+
+    def marker_position(self) -> int | None:
+        """Model row under which the marker is drawn (-1: above the first row), ``None``: no marker."""
+        if self._timeline is None:
+            return None
+        return self._timeline.marker_position(self._refs)
+
+    # -- QAbstractTableModel --------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008  (Qt's signature)
+        """Override: the number of rows shown."""
+        return 0 if parent.isValid() else len(self._refs)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        """Override: the fixed columns."""
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Override: column titles."""
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(COLUMNS):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        """Override: text, colours and tooltips of a cell."""
+        if not index.isValid() or self._timeline is None:
+            return None
+        pos, col = index.row(), index.column()
+        if not (0 <= pos < len(self._refs)) or not (0 <= col < len(COLUMNS)):
+            return None
+        tl = self._timeline
+        ref = self._refs[pos]
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return self._colors.get(tl.state(ref))
+        if role == REF_ROLE:
+            return ref
+        if role == STATE_ROLE:
+            return tl.state(ref)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter) if col == COL_INDEX else None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_SUMMARY:
+                return self.summaries(self._refs, pos)
+            return self._display(tl.row(ref), tl.state(ref), col)
+        if role == Qt.ItemDataRole.FontRole:
+            if ref < 0:
+                return self._italic
+            return self._bold if col == COL_STATE and tl.state(ref) == "blocked" else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(tl.row(ref))
+        if role == EVENT_ID_ROLE:
+            row = tl.row(ref)
+            return row.event_id if isinstance(row, EventInfo) else row.recovered_event_id
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        """Override: rows are selectable, never editable."""
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+    # -- cells ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _display(row: Row, state: str, col: int) -> str:
+        if isinstance(row, EventInfo):
+            if col == COL_INDEX:
+                return str(row.index)
+            if col == COL_TIME:
+                return _short_ts(row.ts)
+            if col == COL_TYPE:
+                return row.type or "(no type)"
+            if col == COL_ENTRY:
+                return row.entry or ""
+            label = STATE_LABELS.get(state, state)
+            return f"{label} · {row.reason}" if row.reason and state != "loading" else label
+        if col == COL_TIME:
+            return f"line {row.line}"
+        if col == COL_TYPE:
+            return f"⚠ {DEFECT_TEXT.get(row.kind, row.kind)}"
+        if col == COL_STATE:
+            return STATE_LABELS["damaged"]
+        return ""
+
+    @staticmethod
+    def _tooltip(row: Row) -> str:
+        if not isinstance(row, EventInfo):
+            return f"Line {row.line}, byte {row.offset}: {row.message}"
+        parts = [f"{row.event_id} · {row.ts} · line {row.line}, byte {row.offset}"]
+        if row.reason:
+            parts.append(REASON_TEXT.get(row.reason, row.reason))
+        if row.message:
+            parts.append(row.message)
+        return "\n".join(parts)

@@ -1,0 +1,94 @@
+"""The characters list, the JSON tree (with redaction), and the findings / outbox tables."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from inspector.models.characters_model import BADGE_ROLE, HEALTH_ROLE, CharacterListModel, CharacterRow
+from inspector.models.json_tree_model import PATH_ROLE, JsonTreeModel
+from inspector.models.tables import FindingTableModel, OutboxTableModel
+from journal.diagnose import Finding
+from journal.outbox import OutboxOp
+from tests.inspector.models.dump import dump
+
+pytestmark = pytest.mark.gui
+
+
+def test_characters_with_badges(qtmodeltester, qtbot):
+    model = CharacterListModel()
+    model.set_rows([
+        CharacterRow("alice", {"pending": 0, "blocked": 0, "orphaned": 0, "suspect": 0, "defects": 0}),
+        CharacterRow("bob", {"pending": 3, "blocked": 1, "orphaned": 0, "suspect": 0, "defects": 2}),
+        CharacterRow("cloud", {}, "views only"),
+    ])
+    qtmodeltester.check(model)
+    assert dump(model) == [["alice"], ["bob"], ["cloud"]]
+    assert dump(model, role=BADGE_ROLE) == [["healthy"], ["1 blocked · 3 pending · 2 defects"], ["healthy"]]
+    assert dump(model, role=HEALTH_ROLE) == [["applied"], ["blocked"], ["applied"]]
+    assert "views only" in model.index(2, 0).data(Qt.ItemDataRole.ToolTipRole)
+    with qtbot.assertNotEmitted(model.modelReset), qtbot.waitSignal(model.dataChanged):
+        model.update_row(CharacterRow("alice", {"pending": 1}))
+    assert model.index(0, 0).data(BADGE_ROLE) == "1 pending"
+    qtmodeltester.check(model)
+
+
+PERSONA = {
+    "master": {"facts": [{"id": "card_1", "text": "Name: Alice", "reinforcement": 1.5, "merged_from_ids": ["ref_a"]}]},
+    "neko": {"facts": []},
+}
+
+
+def test_json_tree_contents_and_paths(qtmodeltester):
+    model = JsonTreeModel()
+    model.set_value(PERSONA)
+    qtmodeltester.check(model)
+    assert dump(model) == [
+        ["master", "{1 key}", [["facts", "[1 item]", [["[0] card_1", "{4 keys}", [
+            ["id", '"card_1"'],
+            ["text", '"Name: Alice"'],
+            ["reinforcement", "1.5"],
+            ["merged_from_ids", "[1 item]", [["[0]", '"ref_a"']]],
+        ]]]]]],
+        ["neko", "{1 key}", [["facts", "[0 items]"]]],
+    ]
+    index = model.index_for_path(("master", "facts", 0, "text"))
+    assert index.data() == "text" and index.data(PATH_ROLE) == ("master", "facts", 0, "text")
+    assert not model.index_for_path(("master", "nope")).isValid()
+
+
+def test_json_tree_redaction_hides_text_but_not_ids(qtmodeltester):
+    model = JsonTreeModel(redact=True)
+    model.set_value({"id": "ref_1", "text": "Oolong at dawn", "messages": [{"content": "hi there"}], "n": 3})
+    qtmodeltester.check(model)
+    shown = repr(dump(model))
+    assert "Oolong" not in shown and "hi there" not in shown
+    assert '"ref_1"' in shown and "‹text · 14 chars · sha256 " in shown and "‹chat · 8 chars" in shown
+    assert model.index(1, 1).data(Qt.ItemDataRole.ToolTipRole) is None  # no leak through tooltips
+    assert "Oolong" not in repr(model.shown_value())
+    model.set_redact(False)
+    assert "Oolong" in repr(dump(model))
+
+
+def test_findings_and_outbox_tables(qtmodeltester):
+    findings = FindingTableModel()
+    findings.set_rows([
+        Finding("replay.blocked", "error", "replay stops at event #3", event_id="e3"),
+        Finding("line.torn_tail", "warning", "torn last line", line=9),
+        Finding("view.corrupt", "error", "persona.json is not JSON", file="persona.json"),
+    ])
+    qtmodeltester.check(findings)
+    assert dump(findings) == [
+        ["error", "replay.blocked", "replay stops at event #3", "e3"],
+        ["warning", "line.torn_tail", "torn last line", " (line 9)"],
+        ["error", "view.corrupt", "persona.json is not JSON", "persona.json"],
+    ]
+    assert findings.index(0, 0).data(Qt.ItemDataRole.BackgroundRole) is not None
+    outbox = OutboxTableModel()
+    outbox.set_rows([OutboxOp("op1", "extract_facts", "pending", 2, "2026-01-01T00:00:00", 4),
+                     OutboxOp("op2", None, "dead_letter", 5, None, 9)])
+    qtmodeltester.check(outbox)
+    assert dump(outbox) == [
+        ["op1", "extract_facts", "pending", "2", "2026-01-01T00:00:00", "4"],
+        ["op2", "(none)", "dead letter", "5", "", "9"],
+    ]
