@@ -1,0 +1,209 @@
+"""The composition root: builds the application, the session and the window, in one place."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+import resources
+from inspector.core.prompter import HeadlessPrompter, Prompter
+from inspector.core.recent import RecentLocations, default_config_dir
+from inspector.widgets.dialogs import DialogPrompter
+from inspector.widgets.dispatch import GuiDispatcher
+from inspector.widgets.main_window import MainWindow
+from inspector.widgets.session import SessionController
+
+#: How long ``--screenshot`` waits for the folder to load (seconds).
+SCREENSHOT_TIMEOUT = 300
+
+
+def make_application() -> QApplication:
+    """The QApplication (created once), with Fusion style, the theme and the stylesheet."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([sys.argv[0] if sys.argv else "memory-inspector"])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Memory Inspector")
+    app.setOrganizationName("memory-inspector")
+    app.setStyle("Fusion")
+    if os.environ.get("MEMORY_INSPECTOR_THEME", "").lower() == "dark":
+        app.setPalette(dark_palette())
+    try:
+        app.setStyleSheet(resources.path("style.qss").read_text(encoding="utf-8"))
+    except OSError:
+        pass
+    return app
+
+
+def dark_palette() -> QPalette:
+    """A dark Fusion palette (``MEMORY_INSPECTOR_THEME=dark``)."""
+    p = QPalette()
+    role = QPalette.ColorRole
+    for r, c in (
+        (role.Window, "#2b2d30"),
+        (role.WindowText, "#dfe1e5"),
+        (role.Base, "#1e1f22"),
+        (role.AlternateBase, "#26282b"),
+        (role.Text, "#dfe1e5"),
+        (role.Button, "#33353a"),
+        (role.ButtonText, "#dfe1e5"),
+        (role.Highlight, "#3574f0"),
+        (role.HighlightedText, "#ffffff"),
+        (role.ToolTipBase, "#3c3f41"),
+        (role.ToolTipText, "#dfe1e5"),
+        (role.PlaceholderText, "#8c8f94"),
+        (role.Link, "#6aa0ff"),
+    ):
+        p.setColor(r, QColor(c))
+    return p
+
+
+def build_window(
+    *,
+    prompter: Prompter | None = None,
+    config_dir: str | os.PathLike[str] | None = None,
+    observer_factory: Any = None,
+    watch: bool = True,
+    diagnose: Any = None,
+    diagnose_character: Any = None,
+    replay: bool = True,
+) -> MainWindow:
+    """Build the session and the window around it (the application must exist).
+
+    Args:
+        prompter: questions to the user (default: real dialogs).
+        config_dir: where recent locations are kept (default: the user's config folder).
+        observer_factory: the watchdog observer to use (default: watchdog's own).
+        watch: watch opened folders for live changes.
+        diagnose, diagnose_character: replace the diagnosis (tests).
+        replay: add guarded replay and restore to the Tools menu.
+    """
+    dispatcher = GuiDispatcher()
+    kwargs: dict[str, Any] = {}
+    if observer_factory is not None:
+        kwargs["observer_factory"] = observer_factory
+    session = SessionController(
+        dispatcher, diagnose=diagnose, diagnose_character=diagnose_character, watch=watch, **kwargs
+    )
+    recent = RecentLocations(config_dir if config_dir is not None else default_config_dir())
+    window = MainWindow(session, prompter or DialogPrompter(), recent)
+    dispatcher.setParent(window)
+    session.setParent(window)
+    if isinstance(window.prompter, DialogPrompter):
+        window.prompter.parent = window
+    window.session.timeline_model.set_palette(window.palette())
+    if replay:
+        attach_replay(window)
+    return window
+
+
+def attach_replay(window: MainWindow) -> Any:
+    """Add guarded replay and restore (Tools menu) to the window and keep it in step with them."""
+    from inspector.widgets.replay_dialog import install_replay_actions
+
+    controller = install_replay_actions(window, window.tools_menu, current_target=window.replay_target)
+    session = window.session
+    controller.folder_changed.connect(lambda _path: session.reload("The folder was replayed: reloaded."))
+    controller.open_requested.connect(session.open_path)
+    window.closing.connect(controller.shutdown)
+    window.replay_controller = controller  # type: ignore[attr-defined]
+    return controller
+
+
+def wait_loaded(window: MainWindow, timeout: float) -> str | None:
+    """Run the event loop until the open finishes; returns an error message, or ``None`` on success."""
+    result: dict[str, str | None] = {}
+    loop = QEventLoop()
+
+    def ok(_folder: Any) -> None:
+        result["error"] = None
+        loop.quit()
+
+    def failed(title: str, message: str) -> None:
+        result["error"] = f"{title}: {message}"
+        loop.quit()
+
+    window.session.loaded.connect(ok)
+    window.session.load_failed.connect(failed)
+    QTimer.singleShot(int(timeout * 1000), loop.quit)
+    if window.session.location is not None and "error" not in result:
+        loop.exec()
+    return result.get("error", f"loading did not finish within {timeout:.0f} s")
+
+
+def show_most_interesting(window: MainWindow) -> None:
+    """For a screenshot: the character with the most to see, and its most telling row selected."""
+    session = window.session
+    folder = session.folder
+    if folder is None or not folder.timelines:
+        return
+
+    def weight(name: str) -> tuple[int, int]:
+        badge = folder.timelines[name].badge()
+        kinds = sum(1 for v in badge.values() if v)
+        return (kinds, sum(badge.values()))
+
+    name = max(folder.timelines, key=weight)
+    session.show_character(name)
+    window.characters.select_name(name)
+    tl = folder.timelines[name]
+    target = tl.diagnosis.blocked
+    if target is None:
+        window.goto_problem(1)
+    else:
+        window.select_ref(target.index)
+
+
+def take_screenshot(window: MainWindow, out: str) -> int:
+    """Render the window to ``out`` (PNG); returns the exit status."""
+    window.show()
+    QApplication.processEvents()
+    window.timeline.viewport().update()
+    QApplication.processEvents()
+    pixmap = window.grab()
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    if not pixmap.save(out, "PNG"):
+        print(f"memory-inspector: cannot write {out}", file=sys.stderr)
+        return 2
+    platform = QApplication.platformName()
+    print(f"screenshot written to {out} ({pixmap.width()}x{pixmap.height()}, platform {platform})")
+    return 0
+
+
+def run_gui(path: str | None, *, redact: bool, screenshot: str | None) -> int:
+    """Open the window on ``path`` (the bundled sample when ``None``); ``screenshot`` renders and exits."""
+    app = make_application()
+    prompter: Prompter | None = None
+    if screenshot:
+        prompter = HeadlessPrompter()
+    window = build_window(prompter=prompter)
+    if redact:
+        window.set_redact(True)
+    opened = window.session.open_path(path) if path else window.session.open_sample()
+    if screenshot:
+        error = wait_loaded(window, SCREENSHOT_TIMEOUT) if opened else _first_error(prompter)
+        if error is not None:
+            window.close()
+            print(f"memory-inspector: {error}", file=sys.stderr)
+            return 2
+        show_most_interesting(window)
+        status = take_screenshot(window, screenshot)
+        window.close()
+        return status
+    window.show()
+    window.raise_()
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+    return app.exec()
+
+
+def _first_error(prompter: Prompter | None) -> str:
+    if isinstance(prompter, HeadlessPrompter) and prompter.errors:
+        title, message = prompter.errors[0]
+        return f"{title}: {message}"
+    return "cannot open"

@@ -1,0 +1,97 @@
+"""The characters list on the left: a name per row, with health badge chips under it."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from inspector.models.characters_model import CharacterListModel
+from inspector.models.colors import accent_color
+
+_PAD = 6
+
+
+class BadgeDelegate(QStyledItemDelegate):
+    """Paints a character as its name (with a health dot) and a line of coloured count chips."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        """Override: two lines."""
+        fm = QFontMetrics(option.font)
+        return QSize(200, fm.height() * 2 + 3 * _PAD)
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        """Override: name, health dot, badge chips."""
+        model = index.model()
+        assert isinstance(model, CharacterListModel)
+        row = model.rows()[index.row()]
+        painter.save()
+        palette: QPalette = option.palette
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if selected:
+            painter.fillRect(option.rect, palette.color(QPalette.ColorRole.Highlight))
+        text_color = palette.color(
+            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        )
+        fm = QFontMetrics(option.font)
+        r = option.rect.adjusted(_PAD, _PAD, -_PAD, -_PAD)
+        dot = accent_color(palette, row.health)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(dot)
+        d = fm.height() - 6
+        painter.drawEllipse(QRect(r.left(), r.top() + 3, d, d))
+        bold = QFont(option.font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(text_color)
+        name_rect = QRect(r.left() + d + 6, r.top(), r.width() - d - 6, fm.height())
+        painter.drawText(name_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         QFontMetrics(bold).elidedText(row.name, Qt.TextElideMode.ElideRight, name_rect.width()))
+        small = QFont(option.font)
+        small.setPointSizeF(max(7.0, option.font.pointSizeF() * 0.85))
+        painter.setFont(small)
+        sfm = QFontMetrics(small)
+        x = r.left()
+        y = r.top() + fm.height() + _PAD // 2
+        items = row.badge_items() or [("healthy", "applied")]
+        if row.note:
+            items = [*items, (row.note, "")]
+        for text, state in items:
+            w = sfm.horizontalAdvance(text) + 10
+            if x + w > r.right() and x > r.left():
+                break
+            chip = QRect(x, y, w, sfm.height() + 2)
+            if state:
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(accent_color(palette, state))
+                painter.drawRoundedRect(chip, 3, 3)
+                painter.setPen(QColor("#ffffff"))
+            else:
+                painter.setPen(text_color)
+            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text)
+            x += w + 4
+        painter.restore()
+
+
+class CharacterList(QListView):
+    """The characters of the opened folder."""
+
+    def __init__(self, model: CharacterListModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setModel(model)
+        self.setItemDelegate(BadgeDelegate(self))
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformItemSizes(True)
+        self.setMinimumWidth(190)
+
+    def select_name(self, name: str) -> None:
+        model = self.model()
+        assert isinstance(model, CharacterListModel)
+        row = model.row_of(name)
+        if row is not None:
+            self.setCurrentIndex(model.index(row, 0))
+
+

@@ -1,0 +1,683 @@
+"""The main window: characters on the left, the timeline in the centre, detail tabs on the right."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QProgressBar,
+    QSplitter,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.filtering import TimelineFilter
+from inspector.core.live import WatchStatus
+from inspector.core.loader import LoadedFolder, LoadProgress
+from inspector.core.prompter import Prompter
+from inspector.core.recent import RecentLocations
+from inspector.core.replay_preview import ReplayPreview, diff_as_tree
+from inspector.core.timeline import Row, SentinelState
+from inspector.core.views import files_for_event, locate_entry
+from inspector.widgets import icons
+from inspector.widgets.characters import CharacterList
+from inspector.widgets.detail import DetailTabs
+from inspector.widgets.filter_bar import FilterBar
+from inspector.widgets.session import SessionController
+from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
+from journal.diagnose import EventInfo, Finding
+
+APP_TITLE = "Memory Inspector"
+
+
+def _size_text(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:,} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return str(size)
+
+
+class MainWindow(QMainWindow):
+    """The inspector window. It renders the session's models and forwards gestures to it.
+
+    Args:
+        session: the controller that owns what is open.
+        prompter: asks the user for folders, ids, and shows errors.
+        recent: the recent-locations store (``None``: no recent menu entries are kept).
+
+    Signals:
+        closing: the window is closing (owners of extra workers stop them).
+
+    Attributes:
+        timeline: the timeline table view.
+        detail: the detail tabs.
+        characters: the characters list.
+        filter_bar: the filter bar.
+        sentinel_bar: the sentinel summary / banner above the timeline.
+    """
+
+    closing = Signal()
+
+    def __init__(self, session: SessionController, prompter: Prompter, recent: RecentLocations | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.prompter = prompter
+        self.recent = recent
+        self.setWindowTitle(APP_TITLE)
+        self.setWindowIcon(icons.icon(icons.APP))
+        self.setAcceptDrops(True)
+        self.resize(1440, 880)
+
+        self.characters = CharacterList(session.characters_model)
+        self.sentinel_bar = SentinelBar()
+        self.filter_bar = FilterBar()
+        self.timeline = TimelineView()
+        self.timeline.setModel(session.timeline_model)
+        self.legend = StateLegend()
+        self.detail = DetailTabs(session.findings_model, session.outbox_model)
+
+        centre = QWidget()
+        centre_layout = QVBoxLayout(centre)
+        centre_layout.setContentsMargins(0, 0, 0, 0)
+        centre_layout.setSpacing(3)
+        centre_layout.addWidget(self.sentinel_bar)
+        centre_layout.addWidget(self.filter_bar)
+        centre_layout.addWidget(self.timeline, 1)
+        centre_layout.addWidget(self.legend)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.characters)
+        split.addWidget(centre)
+        split.addWidget(self.detail)
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 2)
+        split.setSizes([175, 880, 385])
+        self.setCentralWidget(split)
+
+        self._build_status_bar()
+        self._build_actions()
+        self._connect()
+        self._preview_running = False
+        self._preview_wanted: EventInfo | None = None
+        self._pending_reselect: int | None = None
+        self._update_enabled()
+
+    # -- construction ----------------------------------------------------------------------------------
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.status_sentinel = QLabel("Sentinel: –")
+        self.status_watch = QLabel(WatchStatus("off").text())
+        self.status_size = QLabel("Journal: –")
+        self.status_refresh = QLabel("Last refresh: –")
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress_label = QLabel()
+        self.cancel_button = QToolButton()
+        self.cancel_button.setIcon(icons.icon(icons.CANCEL, self.palette()))
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolTip("Cancel loading (what was shown before stays)")
+        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        for w in (self.progress_label, self.progress, self.cancel_button):
+            bar.addWidget(w)
+        for w in (self.status_sentinel, self.status_watch, self.status_size, self.status_refresh):
+            w.setMinimumWidth(w.fontMetrics().horizontalAdvance("Last refresh: 00:00:00") + 8)
+            bar.addPermanentWidget(w)
+        self._show_progress(False)
+
+    def _action(self, text: str, slot: Any, shortcut: Any = None, icon: str | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if icon:
+            action.setIcon(icons.icon(icon, self.palette()))
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        self.open_folder_action = self._action(
+            "Open &folder…", self.ask_open_folder, QKeySequence.StandardKey.Open, icons.OPEN_FOLDER,
+            "Open a memory root or one character's folder",
+        )
+        self.open_zip_action = self._action(
+            "Open &zip export…", self.ask_open_zip, "Ctrl+Shift+O", icons.OPEN_ZIP, "Open a .zip export (read-only)"
+        )
+        self.open_sample_action = self._action("Open the bundled &sample", self.session.open_sample)
+        self.reload_action = self._action(
+            "&Reload", lambda: self.session.reload(), QKeySequence.StandardKey.Refresh, icons.RELOAD,
+            "Read the folder again",
+        )
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.jump_action = self._action(
+            "&Jump to sentinel", self.jump_to_sentinel, "Ctrl+J", icons.SENTINEL, "Select the sentinel's event"
+        )
+        self.next_problem_action = self._action(
+            "&Next problem", lambda: self.goto_problem(1), "F8", icons.NEXT_PROBLEM,
+            "Next blocked, orphaned, suspect or damaged row (F8)",
+        )
+        self.previous_problem_action = self._action(
+            "&Previous problem", lambda: self.goto_problem(-1), "Shift+F8", icons.PREVIOUS_PROBLEM,
+            "Previous problem (Shift+F8)",
+        )
+        self.goto_action = self._action(
+            "&Go to event…", self.ask_goto_event, "Ctrl+G", icons.GOTO, "Select an event by id, id prefix or #index"
+        )
+        self.follow_action = self._action(
+            "&Follow new events", self._on_follow_triggered, "Ctrl+End", icons.FOLLOW,
+            "Keep the newest event in view (pauses when you scroll up)",
+        )
+        self.follow_action.setCheckable(True)
+        self.follow_action.setChecked(True)
+        self.redact_action = self._action(
+            "&Redact text", self._on_redact_triggered, "Ctrl+Shift+R", icons.REDACT,
+            "Hide entry text and chat content (for screenshots)",
+        )
+        self.redact_action.setCheckable(True)
+        self.clear_filter_action = self._action("&Clear filter", self.filter_bar.clear, "Ctrl+Shift+F")
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        file_menu.addAction(self.open_folder_action)
+        file_menu.addAction(self.open_zip_action)
+        file_menu.addAction(self.open_sample_action)
+        self.recent_menu = QMenu("Open &recent", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.reload_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        view_menu = menu.addMenu("&View")
+        view_menu.addAction(self.redact_action)
+        view_menu.addAction(self.follow_action)
+        view_menu.addAction(self.clear_filter_action)
+        go_menu = menu.addMenu("&Go")
+        for a in (self.jump_action, self.next_problem_action, self.previous_problem_action, self.goto_action):
+            go_menu.addAction(a)
+        #: Actions that change a folder (guarded replay, restore) are added here by the composition root.
+        self.tools_menu = menu.addMenu("&Tools")
+        self._refresh_recent_menu()
+
+        toolbar = QToolBar("Main")
+        toolbar.setObjectName("MainToolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.setMovable(False)
+        for a in (self.open_folder_action, self.open_zip_action, self.reload_action):
+            toolbar.addAction(a)
+        toolbar.addSeparator()
+        for a in (self.jump_action, self.previous_problem_action, self.next_problem_action, self.goto_action):
+            toolbar.addAction(a)
+        toolbar.addSeparator()
+        toolbar.addAction(self.follow_action)
+        toolbar.addAction(self.redact_action)
+        self.addToolBar(toolbar)
+
+    def _connect(self) -> None:
+        s = self.session
+        s.loading_started.connect(self._on_loading_started)
+        s.progress.connect(self._on_progress)
+        s.loaded.connect(self._on_loaded)
+        s.load_failed.connect(self._on_load_failed)
+        s.load_cancelled.connect(self._on_load_cancelled)
+        s.character_shown.connect(self._on_character_shown)
+        s.sentinel_changed.connect(self._on_sentinel_changed)
+        s.watch_status_changed.connect(self._on_watch_status)
+        s.refreshed.connect(self._on_refreshed)
+        s.notice.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        s.files_changed.connect(self._on_files_changed)
+        s.filtering.connect(self._on_filtering)
+        s.states_recomputed.connect(self._on_states_recomputed)
+        s.timeline_model.rowsInserted.connect(self._update_counts)
+        s.timeline_model.modelReset.connect(self._on_timeline_reset)
+        self.cancel_button.clicked.connect(lambda: s.cancel_load())
+        self.characters.selectionModel().currentChanged.connect(self._on_character_clicked)
+        self.timeline.selectionModel().currentRowChanged.connect(self._on_row_selected)
+        self.timeline.following_changed.connect(self.follow_action.setChecked)
+        self.sentinel_bar.jump_requested.connect(self.jump_to_sentinel)
+        self.filter_bar.filter_changed.connect(self._on_filter_changed)
+        self.detail.views.file_requested.connect(self._on_view_file_requested)
+        self.detail.views.entry_selected.connect(self._on_entry_selected)
+        self.detail.views.provenance_activated.connect(self.select_ref)
+        self.detail.findings.finding_activated.connect(self.activate_finding)
+        self.detail.event_detail.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
+        self.detail.currentChanged.connect(self._on_tab_changed)
+
+    # -- opening ----------------------------------------------------------------------------------------
+
+    def _start_dir(self) -> str:
+        loc = self.session.location
+        if loc is not None and loc.kind != "sample":
+            return str(loc.path.parent)
+        return os.path.expanduser("~")
+
+    def ask_open_folder(self) -> None:
+        path = self.prompter.choose_folder(self._start_dir())
+        if path:
+            self.session.open_path(path)
+
+    def ask_open_zip(self) -> None:
+        path = self.prompter.choose_zip(self._start_dir())
+        if path:
+            self.session.open_path(path)
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        items = self.recent.load() if self.recent is not None else []
+        for path in items:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _checked=False, p=path: self.session.open_path(p))
+        self.recent_menu.setEnabled(bool(items))
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Override: accept a dragged local folder or zip."""
+        if self._dropped_path(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Override: open the dropped folder or zip."""
+        path = self._dropped_path(event)
+        if path is not None:
+            event.acceptProposedAction()
+            self.session.open_path(path)
+
+    @staticmethod
+    def _dropped_path(event: Any) -> str | None:
+        mime = event.mimeData()
+        if not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile():
+                path = url.toLocalFile()
+                if os.path.isdir(path) or path.lower().endswith(".zip"):
+                    return path
+        return None
+
+    # -- session signals -----------------------------------------------------------------------------------
+
+    def _on_loading_started(self, label: str) -> None:
+        self._show_progress(True)
+        self.progress.setRange(0, 0)
+        self.progress_label.setText(f"Loading {label}…")
+
+    def _on_progress(self, progress: LoadProgress) -> None:
+        self.progress_label.setText(progress.message)
+        if progress.total:
+            self.progress.setRange(0, progress.total)
+            self.progress.setValue(progress.done)
+        else:
+            self.progress.setRange(0, 0)
+
+    def _show_progress(self, on: bool) -> None:
+        for w in (self.progress, self.progress_label, self.cancel_button):
+            w.setVisible(on)
+
+    def _on_loaded(self, folder: LoadedFolder) -> None:
+        self._show_progress(False)
+        loc = folder.location
+        shown = f" — {self.session.current}" if self.session.current else ""
+        self.setWindowTitle(f"{APP_TITLE} — {loc.label}{shown}")
+        if self.recent is not None and loc.kind != "sample":
+            self.recent.add(loc.path)
+            self._refresh_recent_menu()
+        n = len(folder.timelines)
+        self.statusBar().showMessage(
+            f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s.", 8000
+        )
+        if self.session.current is not None:
+            self.characters.select_name(self.session.current)
+        self._update_enabled()
+
+    def _on_load_failed(self, title: str, message: str) -> None:
+        self._show_progress(False)
+        self._update_enabled()
+        self.prompter.show_error(title, message)
+
+    def _on_load_cancelled(self) -> None:
+        self._show_progress(False)
+        self.statusBar().showMessage("Loading cancelled.", 5000)
+        self._update_enabled()
+
+    def _on_character_clicked(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        name = current.data(Qt.ItemDataRole.DisplayRole) if current.isValid() else None
+        if name and name != self.session.current and self.session.timeline(name) is not None:
+            self.session.show_character(name)
+
+    def _on_character_shown(self, name: str) -> None:
+        tl = self.session.timeline(name)
+        self.characters.select_name(name)
+        if tl is not None:
+            self.filter_bar.blockSignals(True)
+            self.filter_bar.set_types({e.type for e in tl.events if e.type})
+            self.filter_bar.blockSignals(False)
+        self.detail.event_detail.clear()
+        self.detail.views.set_files(self.session.view_files())
+        self.detail.views.set_provenance(None)
+        self.detail.views.set_preview(None, "")
+        rel = self.detail.views.current_file()
+        if rel:
+            self.detail.views.show_file(self.session.load_view_file(rel))
+        self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
+        loc = self.session.location
+        if loc is not None:
+            self.setWindowTitle(f"{APP_TITLE} — {loc.label} — {name}")
+        self._update_counts()
+        if self.timeline.following:
+            self.timeline.set_following(True)
+
+    def _on_sentinel_changed(self, state: SentinelState | None) -> None:
+        if state is None:
+            self.sentinel_bar.set_state(None)
+            self.status_sentinel.setText("Sentinel: –")
+            return
+        tl = self.session.timeline()
+        total = len(tl.events) if tl is not None else 0
+        if state.on_timeline and state.index is not None:
+            ident = f" ({state.event_id[:8]}…)" if state.event_id else ""
+            where = f"event #{state.index}{ident} of {total:,}"
+            self.status_sentinel.setText(f"Sentinel: #{state.index} of {total:,}")
+        else:
+            where = state.state
+            self.status_sentinel.setText(f"Sentinel: {state.state}")
+        self.sentinel_bar.set_state(state, where)
+        self.timeline.viewport().update()
+
+    def _on_watch_status(self, status: WatchStatus) -> None:
+        self.status_watch.setText(status.text())
+        self.status_watch.setToolTip(status.detail)
+
+    def _on_refreshed(self, when: float) -> None:
+        self.status_refresh.setText(f"Last refresh: {time.strftime('%H:%M:%S', time.localtime(when))}")
+        self._update_counts()
+        self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
+
+    def _on_states_recomputed(self, name: str) -> None:
+        if name == self.session.current:
+            self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
+            ref = self.selected_ref()
+            if ref is not None:
+                self._show_ref(ref, refresh_views=False)
+
+    def _on_files_changed(self, character: str, files: set[str]) -> None:
+        if character != self.session.current:
+            return
+        views = self.detail.views
+        listed = self.session.view_files()
+        views.set_files(listed)
+        if views.current_file() in files:
+            views.show_file(self.session.load_view_file(views.current_file()))
+
+    def _on_filter_changed(self, flt: TimelineFilter) -> None:
+        # The selected row stays selected when the new filter keeps it (after a worker's filter too).
+        self._pending_reselect = self.selected_ref()
+        self.session.set_filter(flt)
+
+    def _on_filtering(self, busy: bool) -> None:
+        model = self.session.timeline_model
+        tl = self.session.timeline()
+        total = len(tl.refs) if tl is not None else model.rowCount()
+        self.filter_bar.show_count(model.rowCount(), total, busy)
+        keep, self._pending_reselect = self._pending_reselect, None
+        if busy:
+            self._pending_reselect = keep
+        elif keep is not None:
+            pos = model.position_of(keep)
+            if pos is not None:
+                self._select_position(pos)
+
+    def _on_timeline_reset(self) -> None:
+        self._update_counts()
+
+    def _update_counts(self, *_args: Any) -> None:
+        tl = self.session.timeline()
+        model = self.session.timeline_model
+        if tl is None:
+            self.status_size.setText("Journal: –")
+            self.filter_bar.show_count(model.rowCount(), model.rowCount())
+            return
+        self.status_size.setText(f"Journal: {_size_text(tl.live_size)} · {len(tl.events):,} events")
+        self.filter_bar.show_count(model.rowCount(), len(tl.refs))
+
+    def _update_enabled(self) -> None:
+        has = self.session.folder is not None
+        for a in (self.reload_action, self.jump_action, self.next_problem_action, self.previous_problem_action,
+                  self.goto_action):
+            a.setEnabled(has)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Override: re-derive state colours when the palette (theme) changes."""
+        if event.type() == QEvent.Type.PaletteChange:
+            self.session.timeline_model.set_palette(self.palette())
+            self.legend.apply_palette(self.palette())
+        super().changeEvent(event)
+
+    # -- selection --------------------------------------------------------------------------------------
+
+    def selected_ref(self) -> int | None:
+        """The ref of the selected timeline row (event index ``>= 0``, damaged line ``< 0``)."""
+        index = self.timeline.currentIndex()
+        if not index.isValid():
+            return None
+        return self.session.timeline_model.ref_at(index.row())
+
+    def selected_row(self) -> Row | None:
+        index = self.timeline.currentIndex()
+        return self.session.timeline_model.row_at(index.row()) if index.isValid() else None
+
+    def select_ref(self, ref: int) -> bool:
+        """Select a row in the timeline (clearing the filter if it hides the row)."""
+        model = self.session.timeline_model
+        pos = model.position_of(ref)
+        if pos is None and self.session.filter.active:
+            self.filter_bar.clear()
+            self.session.set_filter(TimelineFilter())
+            pos = model.position_of(ref)
+        if pos is None:
+            return False
+        self._select_position(pos)
+        return True
+
+    def _select_position(self, pos: int) -> None:
+        index = self.session.timeline_model.index(pos, 0)
+        self.timeline.setCurrentIndex(index)
+        self.timeline.selectRow(pos)
+        self.timeline.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _on_row_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self._show_ref(self.session.timeline_model.ref_at(current.row()))
+
+    def _show_ref(self, ref: int, refresh_views: bool = True) -> None:
+        tl = self.session.shown_timeline()
+        if tl is None:
+            return
+        row = tl.row(ref)
+        record, raw = self.session.record_of(row)
+        self.detail.event_detail.show_row(row, record, raw, tl.state(ref))
+        if not isinstance(row, EventInfo) or tl.provisional:
+            self.detail.views.set_preview(None, "")
+            return
+        if refresh_views:
+            self._show_touched_entry(row, record)
+        self._request_replay_preview(row)
+
+    def _show_touched_entry(self, row: EventInfo, record: Any) -> None:
+        views = self.detail.views
+        if row.entry is None:
+            views.set_provenance(None)
+            return
+        payload = record.get("payload") if isinstance(record, dict) else None
+        candidates = files_for_event(row, payload)
+        shown = False
+        for rel in candidates:
+            loaded = self.session.load_view_file(rel)
+            path = locate_entry(rel, loaded.value, row.entry) if loaded.value is not None else None
+            if path is not None:
+                views.show_file(loaded, select=path)
+                shown = True
+                break
+        if not shown and candidates:
+            views.show_file(self.session.load_view_file(candidates[0]))
+            views.error.setText(
+                f"Entry {row.entry} is in neither {' nor '.join(candidates)}"
+                + (" (the archived entry is lost)" if len(candidates) > 1 else "")
+            )
+            views.error.show()
+        self._show_provenance(row.entry)
+
+    def _on_view_file_requested(self, rel: str) -> None:
+        self.detail.views.show_file(self.session.load_view_file(rel))
+
+    def _on_entry_selected(self, entry: str) -> None:
+        self._show_provenance(entry)
+
+    def _show_provenance(self, entry: str) -> None:
+        tl = self.session.timeline()
+        if tl is not None:
+            self.detail.views.set_provenance(
+                entry, tl, self.session.provenance(entry), self.session.summaries_for(tl.name)
+            )
+
+    # -- replay preview ------------------------------------------------------------------------------------
+
+    def _on_tab_changed(self, _index: int) -> None:
+        row = self.selected_row()
+        if isinstance(row, EventInfo) and not self.session.timeline_model.timeline.provisional:  # type: ignore[union-attr]
+            self._request_replay_preview(row)
+
+    def _request_replay_preview(self, row: EventInfo) -> None:
+        views = self.detail.views
+        if row.state not in ("pending", "blocked"):
+            views.set_preview(None, "")
+            return
+        if self.detail.currentWidget() is not views:
+            return  # a dry run copies the folder: only run it when the Views tab is looked at
+        views.set_preview(None, "computing…")
+        self._preview_wanted = row
+        if not self._preview_running:
+            self._run_replay_preview(row)
+
+    def _run_replay_preview(self, row: EventInfo) -> None:
+        self._preview_running = True
+        self.session.preview_replay(row, lambda p, err, r=row: self._on_replay_preview(r, p, err))
+
+    def _on_replay_preview(self, row: EventInfo, preview: ReplayPreview | None, error: str) -> None:
+        self._preview_running = False
+        wanted = self._preview_wanted
+        if wanted is not None and wanted.event_id != row.event_id:
+            self._run_replay_preview(wanted)
+            return
+        self._preview_wanted = None
+        selected = self.selected_row()
+        if not isinstance(selected, EventInfo) or selected.event_id != row.event_id:
+            return
+        if preview is None:
+            self.detail.views.set_preview(None, f"the dry run failed: {error}")
+        else:
+            self.detail.views.set_preview(diff_as_tree(preview.diff, row.entry), preview.summary)
+
+    # -- navigation ----------------------------------------------------------------------------------------
+
+    def jump_to_sentinel(self) -> None:
+        model = self.session.timeline_model
+        ref = model.sentinel_ref()
+        if ref is None or model.rowCount() == 0:
+            self.statusBar().showMessage("The sentinel does not point at an event.", 5000)
+            return
+        pos = model.position_of(ref)
+        # Filtered out: land on the nearest row shown, where the marker is drawn.
+        self._select_position(pos if pos is not None else max(0, model.nearest_position(ref)))
+
+    def goto_problem(self, step: int) -> None:
+        model = self.session.timeline_model
+        tl = model.timeline
+        if tl is None:
+            return
+        index = self.timeline.currentIndex()
+        start = index.row() if index.isValid() else (-1 if step > 0 else model.rowCount())
+        pos = tl.next_problem(model.refs(), start, step)
+        if pos is None:
+            self.statusBar().showMessage("No problems in the rows shown.", 5000)
+            return
+        self._select_position(pos)
+
+    def ask_goto_event(self) -> None:
+        tl = self.session.timeline()
+        if tl is None:
+            return
+        text = self.prompter.ask_event_id()
+        if not text:
+            return
+        found = tl.find_events(text)
+        if not found:
+            self.prompter.show_error("Go to event", f"No event of {tl.name} matches {text!r}.")
+            return
+        if len(found) > 1:
+            self.statusBar().showMessage(f"{len(found)} events match {text!r}; showing the first.", 5000)
+        self.select_ref(found[0])
+
+    def activate_finding(self, finding: Finding) -> None:
+        """Select what a finding is about: its event, its damaged line, or its file."""
+        tl = self.session.timeline()
+        if tl is None:
+            return
+        if finding.event_id:
+            index = tl.find_event(finding.event_id)
+            if index is not None:
+                self.detail.setCurrentWidget(self.detail.event_detail)
+                self.select_ref(index)
+                return
+        if finding.line:
+            refs = tl.refs_at_line(finding.line)
+            if refs:
+                self.detail.setCurrentWidget(self.detail.event_detail)
+                self.select_ref(refs[0])
+                return
+        if finding.file:
+            rel = finding.file.replace(os.sep, "/")
+            self.detail.setCurrentWidget(self.detail.views)
+            self.detail.views.show_file(self.session.load_view_file(rel))
+
+    # -- toggles ------------------------------------------------------------------------------------------
+
+    def _on_follow_triggered(self, checked: bool) -> None:
+        self.timeline.set_following(checked)
+
+    def _on_redact_triggered(self, checked: bool) -> None:
+        self.set_redact(checked)
+
+    def set_redact(self, on: bool) -> None:
+        self.redact_action.setChecked(on)
+        self.session.set_redact(on)
+        self.detail.event_detail.set_redact(on)
+        self.detail.views.set_redact(on)
+
+    def replay_target(self) -> tuple[str, str | None] | None:
+        """What guarded replay acts on: ``(PATH, character)`` of what is open, or ``None``."""
+        folder = self.session.folder
+        if folder is None:
+            return None
+        return str(folder.location.path), self.session.current
+
+    # -- closing --------------------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Override: stop watching and join background work before the window goes."""
+        self.closing.emit()
+        self.session.close()
+        super().closeEvent(event)

@@ -1,0 +1,688 @@
+"""The session: what is open, which character is shown, the live watcher and the background jobs.
+
+:class:`SessionController` is the window's non-widget controller. It runs core work (loading,
+filtering, watching, re-diagnosing, dry runs) in worker threads, receives the results on the GUI
+thread through a :class:`~inspector.widgets.dispatch.GuiDispatcher`, and feeds the item models.
+Widgets only render those models and call its methods.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from inspector.core.filtering import FEW_ROWS, FilterError, TimelineFilter, accepts_live, apply_filter
+from inspector.core.jobs import BackgroundJob, CancelToken
+from inspector.core.live import FolderWatcher, LiveFolder, LiveUpdate, WatchStatus
+from inspector.core.loader import LoadedFolder, LoadProgress, Preview, load_location
+from inspector.core.location import Location, LocationError, open_sample, resolve_location
+from inspector.core.payloads import RecordReader, SummaryCache
+from inspector.core.replay_preview import ReplayPreview, preview_replay
+from inspector.core.timeline import CharacterTimeline, JournalReplaced, Row, SentinelState
+from inspector.core.views import LoadedFile, build_provenance, list_view_files, load_file, provenance_of
+from inspector.models.characters_model import CharacterListModel, CharacterRow
+from inspector.models.tables import FindingTableModel, OutboxTableModel
+from inspector.models.timeline_model import EventTableModel
+from inspector.widgets.dispatch import GuiDispatcher
+from journal.diagnose import EventInfo
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+
+#: Quiet time after a change before the states are recomputed by a fresh diagnosis (ms).
+REDIAGNOSE_QUIET_MS = 700
+#: A re-diagnosis waits at least this many times as long as the previous one took, so a huge
+#: journal under constant writes is not re-analysed back to back.
+REDIAGNOSE_SPACING = 3.0
+
+#: Field-only filters over at most this many rows run on the GUI thread (they take milliseconds).
+INLINE_FILTER_ROWS = 200_000
+
+_DEFAULT = object()
+
+
+def _default_diagnose(path: str) -> Any:
+    from journal.diagnose import diagnose_path
+
+    return diagnose_path(path)
+
+
+def _default_diagnose_character(char_dir: str) -> Any:
+    from journal.diagnose import diagnose_character
+
+    return diagnose_character(char_dir)
+
+
+class SessionController(QObject):
+    """Owns the opened folder and keeps the models current.
+
+    Args:
+        dispatcher: delivers worker results on the GUI thread.
+        diagnose: ``PATH -> Diagnosis`` (default: :func:`journal.diagnose.diagnose_path`).
+        diagnose_character: ``char_dir -> CharacterDiagnosis`` for re-diagnosis after live changes.
+        observer_factory: builds the watchdog observer (``None``: always poll; default: watchdog's).
+        watch: whether to watch opened folders at all.
+
+    Attributes:
+        folder: the loaded folder, or ``None``.
+        current: the character shown in the timeline.
+        filter: the timeline filter in force.
+        redact: whether text is hidden.
+        timeline_model, characters_model, findings_model, outbox_model: the models it feeds.
+
+    Signals:
+        loading_started(str): a load began (the location's label).
+        progress(object): a :class:`LoadProgress`.
+        loaded(object): the :class:`LoadedFolder` is shown.
+        load_failed(str, str): title and message; whatever was shown before stays.
+        load_cancelled(): the user cancelled a load.
+        character_shown(str): the timeline now shows this character.
+        sentinel_changed(object): the shown character's :class:`SentinelState`.
+        watch_status_changed(object): a :class:`WatchStatus`.
+        refreshed(float): live changes were applied at this ``time.time()``.
+        notice(str): something the user should know (a reload after compaction...).
+        files_changed(str, object): character and set of replaced view / shard files.
+        filtering(bool): a filter job started (True) or finished (False).
+        states_recomputed(str): a fresh diagnosis of this character was merged.
+    """
+
+    loading_started = Signal(str)
+    progress = Signal(object)
+    loaded = Signal(object)
+    load_failed = Signal(str, str)
+    load_cancelled = Signal()
+    character_shown = Signal(str)
+    sentinel_changed = Signal(object)
+    watch_status_changed = Signal(object)
+    refreshed = Signal(float)
+    notice = Signal(str)
+    files_changed = Signal(str, object)
+    filtering = Signal(bool)
+    states_recomputed = Signal(str)
+
+    def __init__(
+        self,
+        dispatcher: GuiDispatcher,
+        *,
+        diagnose: Callable[[str], Any] | None = None,
+        diagnose_character: Callable[[str], Any] | None = None,
+        observer_factory: Any = _DEFAULT,
+        watch: bool = True,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.dispatcher = dispatcher
+        self._diagnose = diagnose or _default_diagnose
+        self._diagnose_character = diagnose_character or _default_diagnose_character
+        self._observer_factory = observer_factory
+        self.watch_enabled = watch
+        self.folder: LoadedFolder | None = None
+        self.location: Location | None = None
+        self.current: str | None = None
+        self.filter = TimelineFilter()
+        self.redact = False
+        self.watch_status = WatchStatus("off")
+        self.last_refresh: float | None = None
+        self.timeline_model = EventTableModel(self)
+        self.characters_model = CharacterListModel(self)
+        self.findings_model = FindingTableModel(self)
+        self.outbox_model = OutboxTableModel(self)
+        self._preview: Preview | None = None
+        self._caches: dict[str, SummaryCache] = {}
+        self._provenance: dict[str, dict[str, list[int]]] = {}
+        self._file_cache: dict[tuple[str, str], LoadedFile] = {}
+        self._gen = 0
+        self._load_job: BackgroundJob | None = None
+        self._filter_job: BackgroundJob | None = None
+        self._filter_gen = 0
+        self._jobs: set[BackgroundJob] = set()
+        self._watcher: FolderWatcher | None = None
+        self._rediag_timers: dict[str, QTimer] = {}
+        self._rediag_running: dict[str, BackgroundJob] = {}
+        self._rediag_again: set[str] = set()
+        self._rediag_seconds: dict[str, float] = {}
+        self._closed = False
+
+    # -- jobs ----------------------------------------------------------------------------------------
+
+    def _start_job(self, name: str, work: Callable[[CancelToken], Any], **callbacks: Any) -> BackgroundJob:
+        self._jobs = {j for j in self._jobs if j.running}
+        job = BackgroundJob(name, work, **callbacks)
+        self._jobs.add(job)
+        job.start()
+        return job
+
+    @property
+    def busy(self) -> bool:
+        """Whether any background job is still running (tests wait for this to clear)."""
+        return any(j.running for j in self._jobs)
+
+    # -- opening -------------------------------------------------------------------------------------
+
+    def open_path(self, path: str | os.PathLike[str]) -> bool:
+        """Open a folder or zip; an unreadable path is reported and nothing else changes."""
+        try:
+            location = resolve_location(path)
+        except LocationError as exc:
+            self.load_failed.emit("Cannot open", str(exc))
+            return False
+        self.open_location(location)
+        return True
+
+    def open_sample(self) -> bool:
+        try:
+            location = open_sample()
+        except LocationError as exc:
+            self.load_failed.emit("Cannot open the sample", str(exc))
+            return False
+        self.open_location(location)
+        return True
+
+    def reload(self, notice: str | None = None) -> None:
+        """Load the same location again (keeps the shown character)."""
+        if self.location is not None:
+            if notice:
+                self.notice.emit(notice)
+            self.open_location(self.location, keep=self.current, preview=False)
+
+    def open_location(self, location: Location, *, keep: str | None = None, preview: bool = True) -> None:
+        """Load ``location`` in a worker; the first rows show as soon as they are read."""
+        self.cancel_load(quiet=True)
+        self._gen += 1
+        gen = self._gen
+        previous = self.location
+        self.location = location
+        self.loading_started.emit(location.label)
+        post = self.dispatcher.post
+
+        def work(token: CancelToken) -> LoadedFolder:
+            return load_location(
+                location,
+                token,
+                self._diagnose,
+                on_preview=(lambda p: post(lambda: self._on_preview(gen, p))) if preview else None,
+                on_progress=lambda pr: post(lambda: self._on_progress(gen, pr)),
+            )
+
+        def done(result: LoadedFolder) -> None:
+            post(lambda: self._on_loaded(gen, result, keep))
+
+        def failed(message: str) -> None:
+            post(lambda: self._on_load_failed(gen, location, previous, message))
+
+        def cancelled() -> None:
+            post(lambda: self._on_load_cancelled(gen, location, previous))
+
+        job = self._start_job(f"load:{location.path.name}", work, on_done=done, on_error=failed, on_cancelled=cancelled)
+        self._load_job = job
+
+    def cancel_load(self, quiet: bool = False) -> None:
+        """Cancel a running load: what was shown before stays shown."""
+        job = self._load_job
+        if job is not None and job.running:
+            job.cancel()
+            if not quiet:
+                self._gen += 1
+                self._restore_after_failed_load(self.location)
+                self.load_cancelled.emit()
+        self._load_job = None
+
+    def _on_progress(self, gen: int, progress: LoadProgress) -> None:
+        if gen == self._gen:
+            self.progress.emit(progress)
+
+    def _on_preview(self, gen: int, preview: Preview) -> None:
+        if gen != self._gen:
+            return
+        self._preview = preview
+        tl = preview.timeline
+        cache = SummaryCache(tl, RecordReader(preview.char_dir / JOURNAL_NAME), redact=self.redact)
+        for index, (etype, payload) in preview.payloads.items():
+            cache.put(index, etype, payload)
+        self.characters_model.set_rows([CharacterRow(tl.name, {}, "loading…")])
+        self.current = None
+        self.timeline_model.set_sentinel_label("")
+        self.timeline_model.set_rows(tl, tl.refs, cache.summary)
+        self.findings_model.set_rows([])
+        self.outbox_model.set_rows([])
+
+    def _on_loaded(self, gen: int, folder: LoadedFolder, keep: str | None) -> None:
+        if gen != self._gen:
+            if folder.location is not self.location:
+                folder.close()  # a superseded load's own scratch or zip copy
+            else:
+                folder.diagnosis.close()
+            return
+        self._load_job = None
+        old = self.folder
+        self._stop_watching()
+        if old is not None:
+            if old.location is not folder.location:
+                old.close()
+            else:
+                old.diagnosis.close()  # a reload: keep the location (the sample's scratch copy)
+        self.folder = folder
+        self.location = folder.location
+        self._preview = None
+        self._caches.clear()
+        self._provenance.clear()
+        self._file_cache.clear()
+        self.characters_model.set_rows([self._character_row(tl) for tl in folder.timelines.values()])
+        names = list(folder.timelines)
+        name = keep if keep in folder.timelines else (names[0] if names else None)
+        if name is not None:
+            self.show_character(name)
+        else:
+            self.current = None
+            self.timeline_model.set_rows(None, [])
+            self.timeline_model.set_sentinel_label("")
+            self.sentinel_changed.emit(None)
+        self._start_watching()
+        self.loaded.emit(folder)
+
+    def _on_load_failed(self, gen: int, location: Location, previous: Location | None, message: str) -> None:
+        if gen != self._gen:
+            return
+        self._load_job = None
+        self._restore_after_failed_load(previous)
+        self._discard_unless_shown(location)
+        self.load_failed.emit("Cannot open", f"{location.label}: {message}")
+
+    def _on_load_cancelled(self, gen: int, location: Location, previous: Location | None) -> None:
+        self._discard_unless_shown(location)
+
+    def _discard_unless_shown(self, location: Location) -> None:
+        if self.folder is None or location is not self.folder.location:
+            location.discard()
+
+    def _restore_after_failed_load(self, previous: Location | None) -> None:
+        """Show the previously loaded folder again (a preview may have replaced it)."""
+        self._preview = None
+        if self.folder is not None:
+            self.location = self.folder.location
+            self.characters_model.set_rows([self._character_row(tl) for tl in self.folder.timelines.values()])
+            if self.current in self.folder.timelines:
+                self.show_character(self.current)
+        else:
+            self.location = None
+            self.characters_model.set_rows([])
+            self.timeline_model.set_rows(None, [])
+
+    # -- characters ------------------------------------------------------------------------------------
+
+    def timeline(self, name: str | None = None) -> CharacterTimeline | None:
+        name = self.current if name is None else name
+        if self.folder is None or name is None:
+            return None
+        return self.folder.timelines.get(name)
+
+    def shown_timeline(self) -> CharacterTimeline | None:
+        """The timeline in the table: the shown character's, or the preview while loading."""
+        return self.timeline_model.timeline
+
+    def char_dir(self) -> Path | None:
+        tl = self.shown_timeline()
+        return Path(tl.path) if tl is not None else None
+
+    def _cache(self, name: str) -> SummaryCache:
+        cache = self._caches.get(name)
+        if cache is None:
+            tl = self.folder.timelines[name]  # type: ignore[union-attr]
+            cache = SummaryCache(tl, RecordReader(Path(tl.path) / JOURNAL_NAME), redact=self.redact)
+            self._caches[name] = cache
+        return cache
+
+    def summaries_for(self, name: str) -> Callable[[Any, int], str]:
+        return self._cache(name).summary
+
+    def _character_row(self, tl: CharacterTimeline) -> CharacterRow:
+        d = tl.diagnosis
+        note = ""
+        if getattr(d, "views_only", False):
+            note = "views only"
+        elif not d.journal.present:
+            note = "no journal"
+        return CharacterRow(tl.name, tl.badge(), note)
+
+    def show_character(self, name: str) -> None:
+        """Show ``name`` in the timeline and the detail models."""
+        tl = self.timeline(name)
+        if tl is None:
+            return
+        self.current = name
+        self.findings_model.set_rows(tl.diagnosis.findings)
+        self.outbox_model.set_rows(tl.diagnosis.outbox)
+        self._apply_filter(reset_first=True)
+        self._push_sentinel()
+        self.character_shown.emit(name)
+
+    def _push_sentinel(self) -> None:
+        tl = self.timeline()
+        if tl is None:
+            self.timeline_model.set_sentinel_label("")
+            self.sentinel_changed.emit(None)
+            return
+        state = tl.sentinel_state()
+        self.timeline_model.set_sentinel_label(state.counts_text())
+        self.sentinel_changed.emit(state)
+
+    def sentinel_state(self) -> SentinelState | None:
+        tl = self.timeline()
+        return tl.sentinel_state() if tl is not None else None
+
+    # -- filtering -------------------------------------------------------------------------------------
+
+    def set_filter(self, flt: TimelineFilter) -> None:
+        self.filter = flt
+        self._apply_filter()
+
+    def _apply_filter(self, reset_first: bool = False) -> None:
+        tl = self.timeline()
+        if tl is None:
+            return
+        name = tl.name
+        summaries = self.summaries_for(name)
+        flt = self.filter
+        self._filter_gen += 1
+        fgen = self._filter_gen
+        if self._filter_job is not None:
+            self._filter_job.cancel()
+            self._filter_job = None
+        try:
+            flt.pattern()
+        except FilterError:
+            return
+        rows = len(tl.refs)
+        if not flt.active or rows <= (FEW_ROWS if flt.needs_payloads else INLINE_FILTER_ROWS):
+            self.timeline_model.set_rows(tl, apply_filter(tl, tl.refs, flt) if flt.active else tl.refs, summaries)
+            self.filtering.emit(False)
+            return
+        if reset_first:
+            self.timeline_model.set_rows(tl, [], summaries)
+        snapshot = tl.refs[:]
+        post = self.dispatcher.post
+        self.filtering.emit(True)
+
+        def done(refs: list[int]) -> None:
+            post(lambda: self._on_filtered(fgen, name, flt, refs, len(snapshot)))
+
+        def failed(message: str) -> None:
+            post(lambda: self.notice.emit(f"Filtering failed: {message}"))
+
+        self._filter_job = self._start_job(
+            "filter", lambda token: apply_filter(tl, snapshot, flt, token), on_done=done, on_error=failed
+        )
+
+    def _on_filtered(self, fgen: int, name: str, flt: TimelineFilter, refs: list[int], seen: int) -> None:
+        if fgen != self._filter_gen or name != self.current:
+            return
+        self._filter_job = None
+        tl = self.timeline()
+        assert tl is not None
+        # Rows appended while the job ran were not in its snapshot.
+        extra = tl.refs[seen:]
+        if len(extra):
+            refs = refs + apply_filter(tl, extra, flt)
+        self.timeline_model.set_rows(tl, refs, self.summaries_for(name))
+        self._push_sentinel()
+        self.filtering.emit(False)
+
+    def _accepts_live(self, tl: CharacterTimeline, ref: int, payloads: dict[str, tuple[str, Any]]) -> bool:
+        flt = self.filter
+        if not flt.active:
+            return True
+        text = None
+        if flt.text and ref >= 0:
+            found = payloads.get(tl.events.event_ids[ref])
+            if found is not None:
+                text = orjson.dumps(found[1]).decode("utf-8", "replace")
+        return accepts_live(tl, ref, flt, text)
+
+    # -- redaction --------------------------------------------------------------------------------------
+
+    def set_redact(self, on: bool) -> None:
+        self.redact = on
+        for cache in self._caches.values():
+            cache.set_redact(on)
+        self.timeline_model.refresh_all()
+
+    # -- reading for the detail pane --------------------------------------------------------------------
+
+    def record_of(self, row: Row) -> tuple[Any, bytes]:
+        char_dir = self.char_dir()
+        if char_dir is None:
+            return None, b""
+        return RecordReader(char_dir / JOURNAL_NAME).record(row)
+
+    def view_files(self) -> list[str]:
+        char_dir = self.char_dir()
+        return list_view_files(char_dir) if char_dir is not None else []
+
+    def load_view_file(self, rel: str) -> LoadedFile:
+        """A view or shard file of the shown character (cached until the watcher says it changed)."""
+        key = (self.current or "", rel)
+        cached = self._file_cache.get(key)
+        if cached is None:
+            char_dir = self.char_dir()
+            cached = load_file(char_dir, rel) if char_dir is not None else LoadedFile(rel, None, "nothing open")
+            self._file_cache[key] = cached
+        return cached
+
+    def provenance(self, entry: str) -> list[int]:
+        """The events of the shown character that touch ``entry`` (indices, in journal order)."""
+        tl = self.timeline()
+        if tl is None:
+            return []
+        index = self._provenance.get(tl.name)
+        if index is None:
+            index = self._provenance[tl.name] = build_provenance(tl.events.entries)
+        return provenance_of(index, entry)
+
+    def preview_replay(self, event: EventInfo, on_result: Callable[[ReplayPreview | None, str], None]) -> None:
+        """Dry-run the tail up to ``event`` in a worker; ``on_result(preview, error)`` on the GUI thread."""
+        char_dir = self.char_dir()
+        if char_dir is None:
+            return
+        post = self.dispatcher.post
+        self._start_job(
+            f"dry-run:{event.event_id[:8]}",
+            lambda token: preview_replay(char_dir, event),
+            on_done=lambda p: post(lambda: on_result(p, "")),
+            on_error=lambda m: post(lambda: on_result(None, m)),
+        )
+
+    # -- live --------------------------------------------------------------------------------------------
+
+    def _start_watching(self) -> None:
+        folder = self.folder
+        if folder is None:
+            return
+        if not folder.location.watchable:
+            self._set_watch_status(WatchStatus("off", "zip export: a snapshot"))
+            return
+        if not self.watch_enabled:
+            self._set_watch_status(WatchStatus("off", "disabled"))
+            return
+        live = LiveFolder(folder.timelines)
+        gen = self._gen
+        post = self.dispatcher.post
+
+        def on_batch(paths: set[str]) -> None:
+            updates = live.process(paths)
+            if updates:
+                post(lambda: self._apply_live(gen, updates))
+
+        factory = self._observer_factory
+        kwargs: dict[str, Any] = {}
+        if factory is not _DEFAULT:
+            kwargs["observer_factory"] = factory if factory is not None else _no_observer
+        watcher = FolderWatcher(
+            folder.location.path,
+            on_batch,
+            on_status=lambda s: post(lambda: self._on_watch_status(gen, s)),
+            **kwargs,
+        )
+        self._watcher = watcher
+        status = watcher.start()
+        self._set_watch_status(status)
+        # Anything appended between the diagnosis's read and the observer's start is read now.
+        watcher.notify(
+            str(Path(tl.path) / name) for tl in folder.timelines.values() for name in (JOURNAL_NAME, SENTINEL_NAME)
+        )
+
+    def _stop_watching(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
+        for timer in self._rediag_timers.values():
+            timer.stop()
+        self._rediag_timers.clear()
+        self._rediag_again.clear()
+
+    def _on_watch_status(self, gen: int, status: WatchStatus) -> None:
+        if gen == self._gen:
+            self._set_watch_status(status)
+
+    def _set_watch_status(self, status: WatchStatus) -> None:
+        self.watch_status = status
+        self.watch_status_changed.emit(status)
+
+    def _apply_live(self, gen: int, updates: list[LiveUpdate]) -> None:
+        """Apply what the watcher read (GUI thread)."""
+        if gen != self._gen or self.folder is None:
+            return
+        for update in updates:
+            tl = self.folder.timelines.get(update.character)
+            if tl is None:
+                continue
+            if update.reset:
+                self.reload(
+                    f"The journal of {update.character} was truncated or replaced (compaction?): reloaded everything."
+                )
+                return
+            shown = update.character == self.current
+            if update.rows:
+                removed, added = tl.append(update.rows, update.size)
+                cache = self._cache(update.character)
+                index = self._provenance.get(tl.name)
+                for ref in added:
+                    if ref < 0:
+                        continue
+                    found = update.payloads.get(tl.events.event_ids[ref])
+                    if found is not None:
+                        cache.put(ref, *found)
+                    entry = tl.events.entries[ref]
+                    if index is not None and entry is not None:
+                        index.setdefault(entry, []).append(ref)
+                if shown:
+                    if removed is not None:
+                        self.timeline_model.remove_ref(removed)
+                    self.timeline_model.append_rows([r for r in added if self._accepts_live(tl, r, update.payloads)])
+            if update.sentinel is not None:
+                changed = tl.update_sentinel(update.sentinel)
+                if shown:
+                    self.timeline_model.rows_changed(changed)
+            if shown and (update.rows or update.sentinel is not None):
+                self._push_sentinel()
+            if update.files:
+                for rel in update.files:
+                    self._file_cache.pop((update.character, rel), None)
+                self.files_changed.emit(update.character, update.files)
+            if update.restate:
+                self._schedule_rediagnosis(update.character)
+            self.characters_model.update_row(self._character_row(tl))
+        self.last_refresh = time.time()
+        self.refreshed.emit(self.last_refresh)
+
+    # -- re-diagnosis ---------------------------------------------------------------------------------------
+
+    def _schedule_rediagnosis(self, name: str) -> None:
+        if self._closed:
+            return
+        if name in self._rediag_running:
+            self._rediag_again.add(name)
+            return
+        timer = self._rediag_timers.get(name)
+        if timer is None:
+            timer = QTimer(self)
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda n=name: self._start_rediagnosis(n))
+            self._rediag_timers[name] = timer
+        spacing = int(self._rediag_seconds.get(name, 0.0) * REDIAGNOSE_SPACING * 1000)
+        timer.start(max(REDIAGNOSE_QUIET_MS, spacing))
+
+    def _start_rediagnosis(self, name: str) -> None:
+        tl = self.timeline(name)
+        if tl is None or self._closed:
+            return
+        gen = self._gen
+        char_dir = tl.path
+        post = self.dispatcher.post
+        started = time.perf_counter()
+
+        def work(token: CancelToken) -> Any:
+            return self._diagnose_character(char_dir)
+
+        def done(fresh: Any) -> None:
+            post(lambda: self._on_rediagnosed(gen, name, fresh, time.perf_counter() - started))
+
+        def failed(message: str) -> None:
+            post(lambda: self._on_rediagnose_failed(gen, name, message))
+
+        self._rediag_running[name] = self._start_job(f"rediagnose:{name}", work, on_done=done, on_error=failed)
+
+    def _on_rediagnose_failed(self, gen: int, name: str, message: str) -> None:
+        self._rediag_running.pop(name, None)
+        if gen == self._gen:
+            self.notice.emit(f"Re-analysing {name} failed: {message}")
+
+    def _on_rediagnosed(self, gen: int, name: str, fresh: Any, seconds: float) -> None:
+        self._rediag_running.pop(name, None)
+        self._rediag_seconds[name] = seconds
+        if gen != self._gen or self.folder is None:
+            return
+        tl = self.folder.timelines.get(name)
+        if tl is None:
+            return
+        try:
+            changed = tl.merge_diagnosis(fresh)
+        except JournalReplaced:
+            self.reload(f"The journal of {name} changed under the window: reloaded everything.")
+            return
+        if name == self.current:
+            self.timeline_model.rows_changed(changed)
+            self.findings_model.set_rows(tl.diagnosis.findings)
+            self.outbox_model.set_rows(tl.diagnosis.outbox)
+            self._push_sentinel()
+        self.characters_model.update_row(self._character_row(tl))
+        self.states_recomputed.emit(name)
+        if name in self._rediag_again:
+            self._rediag_again.discard(name)
+            self._schedule_rediagnosis(name)
+
+    # -- closing ------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop watching, cancel and join every job, delete scratch copies. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._gen += 1
+        self._stop_watching()
+        for job in list(self._jobs):
+            job.cancel()
+        for job in list(self._jobs):
+            job.join(timeout=60)
+        self._jobs.clear()
+        if self.folder is not None:
+            self.folder.close()
+        if self.location is not None:
+            self.location.discard()
+
+
+def _no_observer() -> Any:
+    raise OSError("filesystem notifications are disabled")
