@@ -34,11 +34,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import pickle
 import re
 import shutil
 import stat
 import sys
 import tempfile
+import threading
 import weakref
 import zipfile
 from array import array
@@ -53,11 +55,15 @@ import orjson
 from journal.errors import JournalError, ShardCorruptError, ViewCorruptError, ViewDriftError
 from journal.events import ALL_EVENT_TYPES, JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import (
+    PERSONA_EVIDENCE_KEYS,
+    REFLECTION_EVIDENCE_KEYS,
     HandlerRegistry,
     archive_target,
     block_reason,
     default_registry,
     entry_ref,
+    persona_evidence_updated,
+    reflection_evidence_updated,
     run_handler,
 )
 from journal.log import COMPACT_DAYS_THRESHOLD, COMPACT_LINES_THRESHOLD
@@ -807,6 +813,13 @@ def _scan_with_reader(fh: BinaryIO) -> _Scan:
     return scan
 
 
+#: Journals at least this big are scanned by two processes when that is safe (see scan_journal).
+PARALLEL_MIN_BYTES = 64 << 20
+
+#: Set to ``1`` to never fork for a scan.
+JOBS_ENV = "MEMORY_INSPECTOR_JOBS"
+
+
 def scan_journal(path: str | os.PathLike[str]) -> _Scan:
     """Read a journal into columns: every event (compact) and every located defect.
 
@@ -816,16 +829,141 @@ def scan_journal(path: str | os.PathLike[str]) -> _Scan:
     reader's :class:`~journal.reader.JournalScanner`, which classifies it. Duplicate ids are
     checked once at the end; if there are any, the file is read again through the reader alone,
     which decides which copy counts.
+
+    A big journal (≥ :data:`PARALLEL_MIN_BYTES`) is split at a line boundary and its second half
+    scanned by a forked child process, on the second core, when that is safe: POSIX, more than
+    one CPU, and a process with a single thread (the ``check`` command; never a GUI, whose
+    threads a fork could deadlock). ``MEMORY_INSPECTOR_JOBS=1`` turns it off. Any failure of the
+    child falls back to scanning that half here.
     """
     with open(path, "rb") as fh:
-        scan = _fast_scan(fh)
+        size = os.fstat(fh.fileno()).st_size
+        split = _split_point(fh, size) if _may_fork(size) else None
+        scan = _fast_scan(fh) if split is None else _parallel_scan(fh, Path(path), split)
         if len(set(scan.events.event_ids)) != len(scan.events.event_ids):
             fh.seek(0)
             scan = _scan_with_reader(fh)
     return scan
 
 
-def _fast_scan(fh: BinaryIO) -> _Scan:
+def _may_fork(size: int) -> bool:
+    return (
+        size >= PARALLEL_MIN_BYTES
+        and hasattr(os, "fork")
+        and (os.cpu_count() or 1) > 1
+        and threading.active_count() == 1
+        and os.environ.get(JOBS_ENV, "") != "1"
+    )
+
+
+def _split_point(fh: BinaryIO, size: int) -> int | None:
+    """The start of the first line after the middle of the file, if there is one."""
+    middle = size // 2
+    fh.seek(middle)
+    data = fh.read(1 << 20)
+    fh.seek(0)
+    cut = data.find(b"\n")
+    if cut < 0 or middle + cut + 1 >= size:
+        return None
+    return middle + cut + 1
+
+
+def _count_lines(path: Path, end: int) -> int:
+    count = 0
+    with open(path, "rb") as fh:
+        remaining = end
+        while remaining > 0:
+            chunk = fh.read(min(_CHUNK, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            count += chunk.count(b"\n")
+    return count
+
+
+def _scan_second_half(path: Path, split: int) -> _Scan:
+    line_base = _count_lines(path, split)  # the first half ends with a newline: its line count
+    with open(path, "rb") as fh:
+        fh.seek(split)
+        return _fast_scan(fh, start=split, line=line_base)
+
+
+def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> _Scan:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: scan the second half, send it back pickled, and leave at once
+        status = 1
+        try:
+            os.close(read_end)
+            part = _scan_second_half(path, split)
+            payload = pickle.dumps(_pack(part), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        first = _fast_scan(fh, end=split)
+        chunks = []
+        while chunk := os.read(read_end, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+    second: _Scan | None = None
+    if os.waitstatus_to_exitcode(status) == 0:
+        with contextlib.suppress(Exception):
+            second = _unpack(pickle.loads(b"".join(chunks)))
+    if second is None:
+        second = _scan_second_half(path, split)
+    return _merge(first, second)
+
+
+def _pack(part: _Scan) -> tuple[Any, ...]:
+    ev = part.events
+    return (
+        ev.event_ids,
+        ev.types,
+        ev.ts,
+        ev.entries,
+        ev.lines.tobytes(),
+        ev.offsets.tobytes(),
+        part.defects,
+        part.lines,
+        part.size,
+        part.archives,
+    )
+
+
+def _unpack(packed: tuple[Any, ...]) -> _Scan:
+    ids, types, ts, entries, lines, offsets, defects, nlines, size, archives = packed
+    events = EventList()
+    events.event_ids, events.types, events.ts, events.entries = ids, types, ts, entries
+    events.lines.frombytes(lines)
+    events.offsets.frombytes(offsets)
+    events._states = bytearray(len(ids))
+    return _Scan(events, defects, nlines, size, archives)
+
+
+def _merge(first: _Scan, second: _Scan) -> _Scan:
+    a, b = first.events, second.events
+    shift = len(a.event_ids)
+    a.event_ids.extend(b.event_ids)
+    a.types.extend(b.types)
+    a.ts.extend(b.ts)
+    a.entries.extend(b.entries)
+    a.lines.extend(b.lines)
+    a.offsets.extend(b.offsets)
+    a._states = bytearray(len(a.event_ids))
+    first.defects.extend(second.defects)
+    first.archives.extend((i + shift, payload) for i, payload in second.archives)
+    first.lines, first.size = second.lines, second.size
+    return first
+
+
+def _fast_scan(fh: BinaryIO, *, start: int = 0, end: int = sys.maxsize, line: int = 0) -> _Scan:
+    """Scan from the current position (byte ``start``, after ``line`` lines) up to ``end``."""
     scan = _Scan(EventList(), [])
     events = scan.events
     loads = orjson.loads
@@ -840,9 +978,8 @@ def _fast_scan(fh: BinaryIO) -> _Scan:
     offsets_append = events.offsets.append
     archives = scan.archives
     defects = scan.defects
-    off = 0
-    line = 0
-    for line, raw in enumerate(fh, 1):
+    off = start
+    for line, raw in enumerate(fh, line + 1):  # noqa: B020 -- `line` continues from the argument
         try:
             obj = loads(raw)
             eid = obj["event_id"]
@@ -857,6 +994,8 @@ def _fast_scan(fh: BinaryIO) -> _Scan:
             scanner.finish(evs, defects)
             _add_reader_events(scan, evs, intern)
             off += len(raw)
+            if off >= end:
+                break
             continue
         payload = obj.get("payload")
         entry = None
@@ -882,6 +1021,8 @@ def _fast_scan(fh: BinaryIO) -> _Scan:
         lines_append(line)
         offsets_append(off)
         off += len(raw)
+        if off >= end:
+            break
     scan.lines, scan.size = line, off
     events._states = bytearray(len(events.event_ids))
     return scan
@@ -920,7 +1061,7 @@ def _read_payloads(path: Path, offsets: Iterable[int]) -> dict[int, Any]:
     with open(path, "rb") as fh:
         for off in sorted(set(offsets)):
             fh.seek(off)
-            buf = fh.read(8192)
+            buf = fh.read(2048)
             while b"\n" not in buf:
                 more = fh.read(max(len(buf), 8192))
                 if not more:
@@ -1561,6 +1702,39 @@ def _check_archives(events: EventList, scan: _Scan, sindex: int, folder: _Folder
             findings.add("event.orphaned", "error", f"event #{index}: {message}", event_id=eid, file=shard_rel)
 
 
+def _evidence_already_there(folder: _Folder, handler: object, payload: Any) -> bool:
+    """A shortcut for the two evidence handlers (most of a journal): True only when running the
+    handler could not change anything, because every evidence value of the payload is already on
+    the entry it finds (or it finds none). Anything else runs the real handler."""
+    if not isinstance(payload, dict):
+        return False
+    keys: tuple[str, ...]
+    if handler is reflection_evidence_updated:
+        view, keys = folder.views.get(REFLECTIONS), REFLECTION_EVIDENCE_KEYS
+        rid = payload.get("reflection_id")
+        if not rid:
+            return True
+        if not _hashable(rid):
+            return False
+        matches = folder.reflection_ids.get(rid)
+    elif handler is persona_evidence_updated:
+        view, keys = folder.views.get(PERSONA), PERSONA_EVIDENCE_KEYS
+        key, eid = payload.get("entity_key"), payload.get("entry_id")
+        if not key or not eid:
+            return True
+        if not (isinstance(key, str) and _hashable(eid)):
+            return False
+        matches = folder.persona_ids.get((key, eid))
+    else:
+        return False
+    if view is None or view.error is not None:
+        return False
+    if not matches:
+        return True
+    entry = matches[0]
+    return all(k in entry and entry[k] == payload[k] for k in keys if k in payload)
+
+
 def _check_suspects(
     events: EventList, path: Path, sindex: int, folder: _Folder, registry: HandlerRegistry, findings: _Findings
 ) -> None:
@@ -1581,6 +1755,8 @@ def _check_suspects(
         payload = payloads.get(events.offsets[i])
         handler = registry.get(types[i])
         if payload is None or handler is None:
+            continue
+        if _evidence_already_there(folder, handler, payload):
             continue
         store.focus(payload)
         eid = events.event_ids[i]

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -81,20 +82,25 @@ def _journal(items: list[tuple[Any, ...]], terminated: bool) -> bytes:
     return bytes(out)
 
 
-def _reference(path: Path) -> tuple[list[tuple[Any, ...]], list[Any], int, int]:
+def _reference(path: Path) -> tuple[Any, ...]:
     read = read_journal(path)
     events = [(e.event_id, e.type, e.ts, e.line, e.offset, entry_ref(e.type, e.payload)) for e in read.events]
-    return events, read.defects, read.lines, read.size
+    archives = [
+        (i, e.payload)
+        for i, e in enumerate(read.events)
+        if isinstance(e.payload, dict) and "archive_shard_path" in e.payload
+    ]
+    return events, read.defects, read.lines, read.size, archives
 
 
-def _scanned(path: Path) -> tuple[list[tuple[Any, ...]], list[Any], int, int]:
+def _scanned(path: Path) -> tuple[Any, ...]:
     scan = scan_journal(path)
     ev = scan.events
     events = list(zip(ev.event_ids, ev.types, ev.ts, ev.lines, ev.offsets, ev.entries, strict=True))
-    return events, scan.defects, scan.lines, scan.size
+    return events, scan.defects, scan.lines, scan.size, scan.archives
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=st.lists(pieces, max_size=25), terminated=st.booleans())
 def test_scan_journal_equals_read_journal(
     tmp_path_factory: Any, items: list[tuple[Any, ...]], terminated: bool
@@ -173,7 +179,7 @@ def _payload(action: tuple[Any, ...]) -> tuple[str, Any]:
     return "reflection.evidence_updated", ["not", "a", "dict"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     tail=st.lists(actions, min_size=1, max_size=12),
     corrupt=st.sampled_from([None, "reflections.json", "persona.json", "shard"]),
@@ -202,7 +208,7 @@ def test_tail_dry_run_stops_where_the_reconciler_stops(
         assert got == (ref.index, ref.event_id, ref.reason, ref.message)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     edits=st.lists(
         st.tuples(
@@ -251,3 +257,80 @@ def test_suspect_check_agrees_with_memory_store(tmp_path_factory: Any, edits: li
     orphaned = {e.index for e in c.events if e.state == "orphaned"}
     assert {e.index for e in c.events if e.state == "suspect"} == expected - orphaned
     assert (b.path / SENTINEL_NAME).exists()
+
+
+# -- the two-process scan of big journals ----------------------------------------------------------
+
+
+def _damaged_big_journal(path: Path) -> None:
+    """Records, duplicates, glued and garbage lines spread over both halves, torn tail at the end."""
+    items: list[tuple[Any, ...]] = []
+    for i in range(400):
+        payload = {"reflection_id": f"ref_{i % 13}"}
+        if i % 17 == 0:
+            payload = {**payload, "archive_shard_path": "2026-05-01_0a1b2c3d.json", "entry_snapshot": {"id": i}}
+        items.append(("record", TYPES[i % len(TYPES)], payload))
+        if i % 37 == 0:
+            items.append(("raw", b"{bad json"))
+        if i % 91 == 0:
+            items.append(("torn", 30))
+        if i % 53 == 0:
+            items.append(("bom", "persona.fact_added"))
+    path.write_bytes(_journal(items, terminated=False))
+
+
+def test_parallel_scan_equals_read_journal(tmp_path: Path, monkeypatch: Any) -> None:
+    import journal.diagnose as diagnose_module
+
+    monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    assert _scanned(path) == _reference(path)
+    # without duplicate ids the fast path's result is the one returned
+    data = path.read_bytes().replace(b'"id-0"', b'"id-zero"').replace(b'"id-', b'"uniq-')
+    path.write_bytes(b"\n".join(line.replace(b"uniq-", f"u{i}-".encode()) for i, line in enumerate(data.split(b"\n"))))
+    assert _scanned(path) == _reference(path)
+    assert len(forks) == 2
+
+
+def test_a_failing_child_falls_back_to_scanning_here(tmp_path: Path, monkeypatch: Any) -> None:
+    import journal.diagnose as diagnose_module
+
+    monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
+
+    def broken(part: Any) -> Any:
+        raise RuntimeError("the child fails")
+
+    monkeypatch.setattr(diagnose_module, "_pack", broken)  # only the child packs
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    assert _scanned(path) == _reference(path)
+
+
+def test_no_fork_with_threads_or_when_turned_off(tmp_path: Path, monkeypatch: Any) -> None:
+    import threading
+
+    import journal.diagnose as diagnose_module
+
+    monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
+
+    def no_fork() -> int:
+        raise AssertionError("must not fork")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    monkeypatch.setenv("MEMORY_INSPECTOR_JOBS", "1")
+    assert _scanned(path) == _reference(path)
+    monkeypatch.delenv("MEMORY_INSPECTOR_JOBS")
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        assert _scanned(path) == _reference(path)  # a GUI has threads: a fork could deadlock them
+    finally:
+        stop.set()
+        worker.join()
