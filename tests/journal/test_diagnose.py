@@ -411,22 +411,20 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
     assert not list(tmp_path.rglob("escaped.json"))
 
 
+VIEWS_ONLY = finding(
+    "journal.absent",
+    "info",
+    "views only: no journal, sentinel or shard archives, as in a cloud-save export (memory-format §6.1); "
+    "there is nothing to replay",
+    None,
+    JOURNAL_NAME,
+)
+
+
 def test_views_only_cloud_save_export_is_info(tmp_path: Path) -> None:
     b = folders.views_only_export(tmp_path)
     expected = char(
-        b,
-        sentinel={"state": "missing", "event_id": None, "index": None},
-        counts=counts(),
-        findings=[
-            finding(
-                "journal.absent",
-                "info",
-                "views only: no journal, sentinel or shard archives, as in a cloud-save export (memory-format §6.1); "
-                "there is nothing to replay",
-                None,
-                JOURNAL_NAME,
-            )
-        ],
+        b, sentinel={"state": "missing", "event_id": None, "index": None}, counts=counts(), findings=[VIEWS_ONLY]
     )
     d = diagnose(tmp_path)
     assert d.to_json() == doc(tmp_path, expected)
@@ -486,8 +484,12 @@ def test_server_lock_held_is_a_warning_on_every_character(tmp_path: Path) -> Non
         assert server_status().state == "running"
     message = f"launcher.lock is held by pid {os.getpid()}: the memory server is running; replay must not run now"
     running = finding("server.running", "warning", message, None, str(lock))
-    views = char(b, sentinel={"state": "missing", "event_id": None, "index": None}, counts=counts())
-    views["findings"] = [diagnose(root).to_json()["characters"][1]["findings"][0], running]
+    views = char(
+        b,
+        sentinel={"state": "missing", "event_id": None, "index": None},
+        counts=counts(),
+        findings=[VIEWS_ONLY, running],
+    )
     assert d.to_json() == doc(root, char(a, sentinel=ok(a, 8), counts=counts(applied=9), findings=[running]), views)
     assert d.worst_severity() == "warning"
     assert server_status().state == "free"  # released: the probe itself never keeps it
@@ -495,16 +497,31 @@ def test_server_lock_held_is_a_warning_on_every_character(tmp_path: Path) -> Non
 
 def test_zip_export_of_a_memory_root_reads_like_the_folder(tmp_path: Path) -> None:
     root = tmp_path / "memory"
-    folders.healthy(root)
-    folders.pending_tail(root)
-    folders.archive_entry_lost(root)
+    a = folders.healthy(root)
+    b = folders.pending_tail(root)
+    v = folders.views_only_export(root)
     archive = folders.zip_export(root, tmp_path / "export.zip")
-    expected = diagnose(root).to_json()
+    expected = doc(
+        archive,
+        char(a, sentinel=ok(a, 8), counts=counts(applied=9)),
+        char(
+            b,
+            sentinel=ok(b, 8),
+            counts=counts(applied=9, pending=2),
+            events=[
+                ev(b, 9, "reflection.evidence_updated", "pending"),
+                ev(b, 10, "persona.evidence_updated", "pending"),
+            ],
+            findings=[pending_finding(b, 2, 9)],
+        ),
+        char(v, sentinel={"state": "missing", "event_id": None, "index": None}, counts=counts(), findings=[VIEWS_ONLY]),
+    )
     with diagnose(archive) as d:
         assert d.is_zip
         extracted = Path(d.root)
         assert extracted.is_dir() and not str(extracted).startswith(str(tmp_path))
-        assert d.to_json() == {**expected, "path": str(archive)}
+        assert d.to_json() == expected
+        assert d.to_json()["characters"] == diagnose(root).to_json()["characters"]
     assert not extracted.exists()  # close() removed the private copy
 
 
