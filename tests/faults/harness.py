@@ -42,9 +42,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 COUNTS: dict[str, float] = {
     "crash states": 0,
+    "recovery crash states": 0,
     "fault cases": 0,
     "silent successes": 0,
     "kills": 0,
+    "kill soak seconds": 0,
+    "acknowledged events": 0,
     "fuzz examples": 0,
     "soak seconds": 0,
     "violations": 0,

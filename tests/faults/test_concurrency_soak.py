@@ -1,0 +1,270 @@
+"""Suite 6: concurrency soak.
+
+In this process: three writer threads doing ``record_and_save`` on entries each of them owns, an
+appender thread leaving bare durable events (what a writer killed between append and view save
+leaves, so the no-orphaning rule keeps the sentinel back and the reconciler has work), a
+reconciler thread running rounds back to back, and a compactor that every few seconds pauses
+everyone, derives seeds from the views and compacts. In a separate process: an inspector-like
+reader polling the folder (see ``_inspector_poller``).
+
+Checked: no acknowledged event lost or duplicated (every one since the last compaction is in the
+journal once, in its thread's order), every entry ends with its last acknowledged value, the
+reader never raises, never sees a defect or a duplicate, never sees the sentinel move backwards
+except across a compaction, and its view of the journal equals the file; then a final
+reconciliation leaves the folder complete with no temp litter, and a second one changes nothing.
+
+The folder lives on the real disk (``tmp_path``). ``MI_SOAK_SECONDS`` (default 30) sets the length.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from journal import EventLog, Reconciler, read_journal, read_sentinel
+from journal.events import JOURNAL_NAME
+from journal.views import load_view
+from tests.faults import model
+from tests.faults.harness import REPO, count, snapshot_files, temp_litter, violation
+from tests.faults.scenarios import (
+    CHAR,
+    SOAK_PERSONA,
+    SOAK_REFLECTIONS,
+    persona_evidence,
+    prepare_soak,
+    record,
+    refl_evidence,
+    seeds_from_views,
+)
+
+SECONDS = float(os.environ.get("MI_SOAK_SECONDS", "30"))
+COMPACT_EVERY = 8.0
+WRITERS = 3
+
+
+class Gate:
+    """Lets workers through until the compactor closes it; closing waits until none is inside."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._inside = 0
+        self._closed = False
+
+    @contextlib.contextmanager
+    def passage(self) -> Iterator[None]:
+        with self._cv:
+            self._cv.wait_for(lambda: not self._closed)
+            self._inside += 1
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._inside -= 1
+                self._cv.notify_all()
+
+    @contextlib.contextmanager
+    def closed(self) -> Iterator[None]:
+        with self._cv:
+            self._closed = True
+            self._cv.wait_for(lambda: self._inside == 0)
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._closed = False
+                self._cv.notify_all()
+
+
+class Soak:
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.log = EventLog(root)
+        self.gate = Gate()
+        self.stop = threading.Event()
+        self.errors: list[str] = []
+        self.era = 0
+        #: (era, thread, event_id) in acknowledgement order, per thread
+        self.acked: dict[str, list[tuple[int, str]]] = {}
+        #: entry key -> last acknowledged payload
+        self.last_value: dict[str, dict[str, Any]] = {}
+        self.rounds = 0
+        self.replayed = 0
+        self.compactions = 0
+        self._lock = threading.Lock()
+
+    def _ack(self, thread: str, event_id: str, key: str, payload: dict[str, Any]) -> None:
+        with self._lock:
+            self.acked.setdefault(thread, []).append((self.era, event_id))
+            self.last_value[key] = payload
+
+    def _guard(self, name: str, body: Any) -> Any:
+        def run() -> None:
+            try:
+                body(name)
+            except BaseException as exc:  # the soak fails; the other threads stop
+                self.errors.append(f"{name}: {exc!r}")
+                self.stop.set()
+
+        return threading.Thread(target=run, name=f"soak-{name}")
+
+    def writer(self, name: str) -> None:
+        w = int(name[-1])
+        rng = random.Random(w)
+        mine_r = SOAK_REFLECTIONS[w * 6 : (w + 1) * 6]
+        mine_p = SOAK_PERSONA[w * 3 : (w + 1) * 3]
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            with self.gate.passage():
+                if rng.random() < 0.6:
+                    rid = rng.choice(mine_r)
+                    payload = refl_evidence(rid, w * 1_000_000 + n)
+                    ev = record(self.log, "reflection.evidence_updated", payload)
+                    self._ack(name, ev.event_id, f"r/{rid}", payload)
+                else:
+                    eid = rng.choice(mine_p)
+                    payload = persona_evidence("neko", eid, w * 1_000_000 + n)
+                    ev = record(self.log, "persona.evidence_updated", payload)
+                    self._ack(name, ev.event_id, f"p/{eid}", payload)
+
+    def appender(self, name: str) -> None:
+        rng = random.Random(99)
+        mine = SOAK_REFLECTIONS[WRITERS * 6 :]
+        n = 0
+        while not self.stop.wait(rng.uniform(0.1, 0.4)):
+            n += 1
+            rid = rng.choice(mine)
+            payload = refl_evidence(rid, 9_000_000 + n)
+            with self.gate.passage():
+                ev = self.log.append(CHAR, "reflection.evidence_updated", payload)
+                self._ack(name, ev.event_id, f"r/{rid}", payload)
+
+    def reconciler(self, name: str) -> None:
+        rng = random.Random(7)
+        reconciler = Reconciler(self.log)
+        while not self.stop.wait(rng.uniform(0, 0.03)):
+            with self.gate.passage():
+                report = reconciler.reconcile(CHAR)
+                self.rounds += 1
+                self.replayed += len(report.applied)
+                if report.stopped is not None:
+                    raise AssertionError(f"replay stopped: {report.stopped}")
+
+    def compactor(self, name: str) -> None:
+        while not self.stop.wait(COMPACT_EVERY):
+            with self.gate.closed():
+                # Everyone is paused: apply the pending tail, then the views are the whole truth.
+                Reconciler(self.log).reconcile(CHAR)
+                self.log.compact(CHAR, seeds_from_views(self.root / CHAR))
+                with self._lock:
+                    self.era += 1
+                self.compactions += 1
+
+
+def _poller(char_dir: Any, out: Any) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.faults._inspector_poller", str(char_dir), str(out)],
+        stdin=subprocess.PIPE,
+        cwd=REPO,
+        env=env,
+    )
+
+
+def _entry_values(char_dir: Any) -> dict[str, Any]:
+    refl = {e["id"]: e for e in load_view(char_dir / model.REFLECTIONS, list)}
+    neko = {e["id"]: e for e in load_view(char_dir / model.PERSONA, dict)["neko"]["facts"]}
+    return {**{f"r/{k}": v for k, v in refl.items()}, **{f"p/{k}": v for k, v in neko.items()}}
+
+
+@pytest.mark.slow
+def test_writers_reconciler_compaction_and_a_reader_process_at_once(tmp_path):
+    root = tmp_path / "root"
+    prepare_soak(root)
+    char_dir = root / CHAR
+    out = tmp_path / "poller.json"
+    soak = Soak(root)
+    threads = [soak._guard(f"writer{i}", soak.writer) for i in range(WRITERS)]
+    threads += [soak._guard(n, getattr(soak, n)) for n in ("appender", "reconciler", "compactor")]
+    poller = _poller(char_dir, out)
+    started = time.monotonic()
+    try:
+        for t in threads:
+            t.start()
+        soak.stop.wait(SECONDS)
+    finally:
+        soak.stop.set()
+        for t in threads:
+            t.join()
+        assert poller.stdin is not None
+        poller.stdin.write(b"stop\n")
+        poller.stdin.close()
+        poller.wait(timeout=60)
+    count("soak seconds", time.monotonic() - started)
+    found = list(soak.errors)
+    if poller.returncode != 0:
+        found.append(f"the reader process exited with {poller.returncode}")
+    seen = json.loads(out.read_text()) if out.exists() else {"stats": {}, "problems": ["no summary"], "event_ids": []}
+    stats = seen["stats"]
+    found += [f"reader: {p}" for p in seen["problems"]]
+
+    read = read_journal(char_dir / JOURNAL_NAME)
+    ids = [e.event_id for e in read.events]
+    found += [f"journal defect: {d}" for d in read.defects]
+    if len(ids) != len(set(ids)):
+        found.append("duplicate event ids in the journal")
+    if seen["event_ids"] != ids:
+        found.append(f"the reader's journal ({len(seen['event_ids'])} events) differs from the file ({len(ids)})")
+    position = {eid: i for i, eid in enumerate(ids)}
+    acked = 0
+    for thread, events in soak.acked.items():
+        current = [eid for era, eid in events if era == soak.era]
+        acked += len(events)
+        missing = [eid for eid in current if eid not in position]
+        if missing:
+            found.append(f"{thread}: {len(missing)} acknowledged events lost, e.g. {missing[:3]}")
+        elif [position[eid] for eid in current] != sorted(position[eid] for eid in current):
+            found.append(f"{thread}: acknowledged events out of order in the journal")
+
+    report = Reconciler(soak.log).reconcile(CHAR)
+    if not report.complete:
+        found.append(f"final reconciliation incomplete: {report}")
+    values = _entry_values(char_dir)
+    for key, payload in soak.last_value.items():
+        keys = model.REFLECTION_KEYS if key.startswith("r/") else model.PERSONA_KEYS
+        want = {k: payload[k] for k in keys if k in payload}
+        got = {k: values[key].get(k) for k in want}
+        if got != want:
+            found.append(f"{key} ends as {got}, its last acknowledged value is {want}")
+    sentinel = read_sentinel(char_dir).event_id
+    last = read_journal(char_dir / JOURNAL_NAME).events[-1].event_id
+    if sentinel != last:
+        found.append(f"sentinel {sentinel} is not at the journal end {last}")
+    if temp_litter(root):
+        found.append(f"temp litter: {temp_litter(root)}")
+    before = snapshot_files(root)
+    Reconciler(soak.log).reconcile(CHAR)
+    if snapshot_files(root) != before:
+        found.append("a second reconciliation changed files")
+
+    print(
+        f"soak: {SECONDS:.0f} s, {acked} acknowledged events, {soak.rounds} reconcile rounds, "
+        f"{soak.replayed} events replayed, {soak.compactions} compactions; reader: {stats.get('polls')} polls, "
+        f"{stats.get('sentinel_moves')} sentinel moves, {stats.get('resets')} resets"
+    )
+    for message in found:
+        violation(f"concurrency soak: {message}")
+    assert not found, "\n".join(found[:20])
+    assert acked > 100 and soak.rounds >= 2 and soak.replayed > 10 and stats.get("polls", 0) > 100
+    assert soak.compactions >= (1 if SECONDS >= COMPACT_EVERY + 2 else 0)
+    assert stats.get("resets", 0) >= soak.compactions

@@ -1,0 +1,114 @@
+"""The harness's premise: every filesystem effect of ``journal/`` on a memory folder goes through
+``journal/fs.py``, so the fault hook sees (and can fail or crash) each of them.
+
+An AST scan of every other module of the package looks for calls that change the filesystem.
+Effects confined to private temp folders the package creates for itself are allowed by name
+below: the dry run's scratch copy (created, filled and removed around a replay that itself writes
+through ``fs`` with ``durable=False``), and the diagnosis of a ``.zip`` export, extracted to a
+private temp folder. A fault there cannot touch a memory folder; it surfaces as an exception of
+``dry_run`` / ``diagnose``. Anything else is a bypass the crash and fault suites cannot see.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import journal
+
+PACKAGE = Path(journal.__file__).parent
+
+#: ``module:function`` → why its direct filesystem effects are allowed.
+ALLOWED = {
+    "reconcile:_copy_for_replay": "builds the dry run's scratch copy in a private temp folder",
+    "reconcile:_copy_entry": "builds the dry run's scratch copy in a private temp folder",
+    "reconcile:dry_run": "creates the scratch root inside its TemporaryDirectory",
+    "handlers:FolderStore.save_shard": "durable=False only: the scratch copy's archive folder",
+    "diagnose:_extract_zip": "extracts a .zip export into a private temp folder",
+    "diagnose:_TempRoot.__init__": "removes that private temp folder when the diagnosis is dropped",
+    "diagnose:server_status": "opens the launcher lock read-only to probe it (outside the data root)",
+    "diagnose:_parallel_scan": "os.fdopen of a pipe to its scan helper, not a file",
+}
+
+OS_EFFECTS = {
+    "replace",
+    "rename",
+    "renames",
+    "write",
+    "pwrite",
+    "fsync",
+    "fdatasync",
+    "unlink",
+    "remove",
+    "rmdir",
+    "removedirs",
+    "mkdir",
+    "makedirs",
+    "truncate",
+    "ftruncate",
+    "symlink",
+    "link",
+    "chmod",
+    "chown",
+    "utime",
+    "open",
+    "fdopen",
+}
+PATH_EFFECTS = {"write_bytes", "write_text", "mkdir", "unlink", "rmdir", "touch", "symlink_to", "hardlink_to", "chmod"}
+
+
+def _effects(tree: ast.Module) -> list[tuple[str, int, str]]:
+    """``(enclosing function qualname, line, call)`` of each filesystem-changing call."""
+    found: list[tuple[str, int, str]] = []
+
+    def visit(node: ast.AST, scope: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                visit(child, [*scope, child.name])
+                continue
+            if isinstance(child, ast.Call):
+                what = _describe(child)
+                if what is not None:
+                    found.append((".".join(scope) or "<module>", child.lineno, what))
+            visit(child, scope)
+
+    visit(tree, [])
+    return found
+
+
+def _describe(call: ast.Call) -> str | None:
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        if f.value.id == "os" and f.attr in OS_EFFECTS:
+            return f"os.{f.attr}"
+        if f.value.id == "shutil":
+            return f"shutil.{f.attr}"
+    if isinstance(f, ast.Attribute) and f.attr in PATH_EFFECTS:
+        return f".{f.attr}()"
+    if isinstance(f, ast.Name) and f.id == "open":
+        mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        if mode is None or (
+            isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= set("rbt")
+        ):
+            return None  # read-only
+        return "open(write)"
+    return None
+
+
+def test_every_filesystem_effect_of_the_journal_package_goes_through_fs():
+    bypasses = []
+    for module in sorted(PACKAGE.glob("*.py")):
+        if module.name == "fs.py":
+            continue
+        for scope, line, what in _effects(ast.parse(module.read_text(encoding="utf-8"))):
+            if f"{module.stem}:{scope}" not in ALLOWED:
+                bypasses.append(f"journal/{module.name}:{line} {scope}: {what}")
+    assert not bypasses, "filesystem effects outside journal/fs.py:\n" + "\n".join(bypasses)
+
+
+def test_the_scan_sees_a_bypass():
+    tree = ast.parse(
+        "import os, shutil\ndef f(p):\n    os.replace(p, p)\n    shutil.copy(p, p)\n"
+        "    open(p, 'ab')\n    open(p, 'rb')\n    p.write_text('x')\n"
+    )
+    assert [w for _, _, w in _effects(tree)] == ["os.replace", "shutil.copy", "open(write)", ".write_text()"]
