@@ -24,11 +24,14 @@ import hashlib
 import json
 import math
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, Protocol
+
+import orjson
 
 from journal import fs
 from journal.errors import (
@@ -97,8 +100,26 @@ def _inside(root: str, path: Path) -> bool:
     return resolved == root or resolved.startswith(root + os.sep)
 
 
+def _plain(path: Path) -> bool:
+    """Whether ``path`` is missing or not a link, so it stays where its parent is (POSIX only:
+    Windows junctions are not reported as links, so there every path is resolved)."""
+    if os.name == "nt":
+        return False
+    try:
+        return not stat.S_ISLNK(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
 class _Confined:
-    """Path checks shared by the stores: nothing may resolve outside the character folder."""
+    """Path checks shared by the stores: nothing may resolve outside the character folder.
+
+    The character folder itself is trusted (it may be a link: it is the folder given). A file or
+    archive folder inside it that is not a link stays inside; a link is resolved and must land
+    inside the folder too.
+    """
 
     char_dir: Path
     _root: str
@@ -109,7 +130,9 @@ class _Confined:
 
     def _view_path(self, name: str) -> Path:
         path = self.char_dir / name
-        if os.path.basename(name) != name or name in ("", ".", "..") or not _inside(self._root, path):
+        if os.path.basename(name) != name or name in ("", ".", ".."):
+            raise ViewCorruptError(f"{name!r} is not a file name inside the character folder")
+        if not _plain(path) and not _inside(self._root, path):
             raise ViewCorruptError(
                 f"{name} resolves outside the character folder ({os.path.realpath(path)}); refusing to use it"
             )
@@ -117,8 +140,10 @@ class _Confined:
 
     def _shard_path(self, archive: str, basename: str) -> Path:
         path = shard_path(self.char_dir / archive, basename)  # validates the basename first
+        if os.path.basename(archive) != archive or archive in ("", ".", ".."):
+            raise ShardCorruptError(f"{archive!r} is not a folder name inside the character folder")
         for p in (path.parent, path):
-            if not _inside(self._root, p):
+            if not _plain(p) and not _inside(self._root, p):
                 raise ShardCorruptError(
                     f"{archive}/{basename} resolves outside the character folder ({os.path.realpath(p)}); "
                     "refusing to read or write through it"
@@ -166,9 +191,45 @@ class _Fallback(Exception):
 _IND = b"  "
 
 
+_INT64_MIN, _UINT64_END = -(2**63), 2**64
+
+
+def _orjson_exact(value: Any) -> bool:
+    """Whether orjson renders ``value`` byte-for-byte as ``json.dumps(ensure_ascii=False)`` does.
+
+    True for plain JSON values whose floats print without an exponent in Python (0, or
+    1e-4 <= |x| < 1e16: there both give the shortest round-trip digits), whose ints fit orjson's
+    64-bit range, and whose dict keys are strings. Strings escape identically for every code point.
+    NaN/Infinity (orjson writes ``null``), exponent floats and anything else are not.
+    """
+    t = type(value)
+    if t is str or t is bool or value is None:
+        return True
+    if t is int:
+        return bool(_INT64_MIN <= value < _UINT64_END)
+    if t is float:
+        return bool(value == 0.0 or 1e-4 <= abs(value) < 1e16)
+    if t is dict:
+        return all(type(k) is str and _orjson_exact(v) for k, v in value.items())
+    if t is list or t is tuple:
+        return all(_orjson_exact(v) for v in value)
+    return False
+
+
 def _encode_entry(item: Any, level: int) -> bytes:
-    """An entry nested at ``level``: ``json.dumps`` of it, re-indented (raw newlines in its output
-    are all structural, since strings escape theirs)."""
+    """An entry nested at ``level``, as ``json.dumps(indent=2, ensure_ascii=False)`` renders it.
+
+    orjson when it renders the entry exactly (see :func:`_orjson_exact`; ~20x faster), else the
+    stdlib. Raw newlines in the output are all structural (strings escape theirs), so indenting the
+    entry's own rendering by ``level`` gives its rendering inside the whole view.
+    """
+    if _orjson_exact(item):
+        try:
+            data = orjson.dumps(item, option=orjson.OPT_INDENT_2)
+        except (TypeError, orjson.JSONEncodeError):  # e.g. lone surrogates, nesting orjson refuses
+            pass
+        else:
+            return data.replace(b"\n", b"\n" + _IND * level) if level else data
     text = json.dumps(item, indent=2, ensure_ascii=False)
     if level:
         text = text.replace("\n", "\n" + "  " * level)

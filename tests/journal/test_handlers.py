@@ -805,6 +805,36 @@ def test_incremental_serialisation_with_reported_changes_equals_dumps_view(
         cache = handlers._CachedView(data, view, lists)
 
 
+entry_values = st.one_of(
+    st.floats(),
+    st.floats(min_value=1e-5, max_value=1e-3),
+    st.floats(min_value=1e15, max_value=1e17),
+    st.integers(min_value=-(2**65), max_value=2**65),
+    st.text(),
+    st.booleans(),
+    st.none(),
+    st.lists(st.floats(), max_size=3),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=8), entry_values, max_size=6), max_size=5))
+def test_entries_render_exactly_whichever_encoder_is_used(entries: list[dict[str, Any]]) -> None:
+    view = {"master": {"facts": entries}}
+    assert dumps_view_incremental(entries)[0] == fs.dumps_view(entries)
+    assert dumps_view_incremental(view)[0] == fs.dumps_view(view)
+
+
+def test_entries_at_the_edges_of_the_fast_encoder_render_exactly() -> None:
+    every_code_point = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    edges: list[Any] = [0.0, -0.0, 1e-4, 9.999999999999999e-05, 1e-5, 1e-7, 1e16, 9999999999999998.0, 1e22,
+                        5e-324, float("nan"), float("inf"), -float("inf"), 2**63 - 1, 2**63, 2**64 - 1, 2**64,
+                        -(2**63), -(2**63) - 1, True, False, None, every_code_point, "\u2028\x7f\x00"]
+    entries = [{"id": f"e{i}", "v": v, "nested": [v, {"k": v}]} for i, v in enumerate(edges)]
+    assert dumps_view_incremental(entries)[0] == fs.dumps_view(entries)
+    assert dumps_view_incremental({"s": {"facts": entries}})[0] == fs.dumps_view({"s": {"facts": entries}})
+
+
 def test_non_string_keys_fall_back_to_dumps_view() -> None:
     value = {"a": {1: "x", None: 2, 1.5: [{}]}}
     assert dumps_view_incremental(value)[0] == fs.dumps_view(value)
