@@ -839,8 +839,12 @@ def scan_journal(path: str | os.PathLike[str]) -> _Scan:
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         split = _split_point(fh, size) if _may_fork(size) else None
-        scan = _fast_scan(fh) if split is None else _parallel_scan(fh, Path(path), split)
-        if len(set(scan.events.event_ids)) != len(scan.events.event_ids):
+        if split is None:
+            scan = _fast_scan(fh)
+            unique = len(set(scan.events.event_ids)) == len(scan.events.event_ids)
+        else:
+            scan, unique = _parallel_scan(fh, Path(path), split)
+        if not unique:
             fh.seek(0)
             scan = _scan_with_reader(fh)
     return scan
@@ -888,15 +892,16 @@ def _scan_second_half(path: Path, split: int) -> _Scan:
         return _fast_scan(fh, start=split, line=line_base)
 
 
-def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> _Scan:
+def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> tuple[_Scan, bool]:
+    """Scan the first half here and the second in a forked child; returns the merged scan and
+    whether all event ids are distinct."""
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: scan the second half, send it back pickled, and leave at once
+    if pid == 0:  # the child: scan the second half, send it back, and leave at once
         status = 1
         try:
             os.close(read_end)
-            part = _scan_second_half(path, split)
-            payload = pickle.dumps(_pack(part), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _pack(_scan_second_half(path, split))
             with os.fdopen(write_end, "wb") as out:
                 out.write(payload)
             status = 0
@@ -905,6 +910,7 @@ def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> _Scan:
     os.close(write_end)
     try:
         first = _fast_scan(fh, end=split)
+        seen = set(first.events.event_ids)
         chunks = []
         while chunk := os.read(read_end, 1 << 20):
             chunks.append(chunk)
@@ -912,38 +918,79 @@ def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> _Scan:
         os.close(read_end)
         _, status = os.waitpid(pid, 0)
     second: _Scan | None = None
+    second_unique = False
     if os.waitstatus_to_exitcode(status) == 0:
         with contextlib.suppress(Exception):
-            second = _unpack(pickle.loads(b"".join(chunks)))
+            second, second_unique = _unpack(b"".join(chunks))
     if second is None:
         second = _scan_second_half(path, split)
-    return _merge(first, second)
+        second_unique = len(set(second.events.event_ids)) == len(second.events.event_ids)
+    unique = second_unique and len(seen) == len(first.events.event_ids) and seen.isdisjoint(second.events.event_ids)
+    return _merge(first, second), unique
 
 
-def _pack(part: _Scan) -> tuple[Any, ...]:
+def _join(strings: list[str]) -> bytes | None:
+    """NUL-joined UTF-8 (lone surrogates kept), or ``None`` when a string holds a NUL itself."""
+    joined = "\x00".join(strings)
+    if strings and joined.count("\x00") != len(strings) - 1:
+        return None
+    return joined.encode("utf-8", "surrogatepass")
+
+
+def _split(blob: bytes, n: int) -> list[str]:
+    return blob.decode("utf-8", "surrogatepass").split("\x00") if n else []
+
+
+def _pack(part: _Scan) -> bytes:
+    """The child's columns, cheap to send: ids and timestamps as NUL-joined text, types and
+    entries as indices into their (few) distinct values; pickle for the rest."""
     ev = part.events
-    return (
-        ev.event_ids,
-        ev.types,
-        ev.ts,
-        ev.entries,
-        ev.lines.tobytes(),
-        ev.offsets.tobytes(),
-        part.defects,
-        part.lines,
-        part.size,
-        part.archives,
-    )
+    n = len(ev.event_ids)
+    unique = len(set(ev.event_ids)) == n
+    types = list(dict.fromkeys(ev.types))
+    entries = list(dict.fromkeys(ev.entries))
+    ids, ts = _join(ev.event_ids), _join(ev.ts)
+    columns: tuple[Any, ...]
+    if ids is None or ts is None or len(types) > 0xFFFF:
+        columns = ("lists", ev.event_ids, ev.ts, ev.types, ev.entries)
+    else:
+        type_at = {t: i for i, t in enumerate(types)}
+        entry_at = {e: i for i, e in enumerate(entries)}
+        columns = (
+            "coded",
+            ids,
+            ts,
+            types,
+            array("H", map(type_at.__getitem__, ev.types)).tobytes(),
+            entries,
+            array("L", map(entry_at.__getitem__, ev.entries)).tobytes(),
+        )
+    rest = (n, unique, ev.lines.tobytes(), ev.offsets.tobytes(), part.defects, part.lines, part.size, part.archives)
+    return pickle.dumps((columns, rest), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _unpack(packed: tuple[Any, ...]) -> _Scan:
-    ids, types, ts, entries, lines, offsets, defects, nlines, size, archives = packed
+def _unpack(data: bytes) -> tuple[_Scan, bool]:
+    columns, (n, unique, lines, offsets, defects, nlines, size, archives) = pickle.loads(data)
     events = EventList()
-    events.event_ids, events.types, events.ts, events.entries = ids, types, ts, entries
+    if columns[0] == "lists":
+        events.event_ids, events.ts, events.types, events.entries = columns[1:]
+    else:
+        _, ids, ts, types, type_codes, entries, entry_codes = columns
+        events.event_ids = _split(ids, n)
+        events.ts = _split(ts, n)
+        codes = array("H")
+        codes.frombytes(type_codes)
+        events.types = list(map(types.__getitem__, codes))
+        entry_codes_array = array("L")
+        entry_codes_array.frombytes(entry_codes)
+        events.entries = list(map(entries.__getitem__, entry_codes_array))
     events.lines.frombytes(lines)
     events.offsets.frombytes(offsets)
-    events._states = bytearray(len(ids))
-    return _Scan(events, defects, nlines, size, archives)
+    sizes = {len(events.event_ids), len(events.ts), len(events.types), len(events.entries), len(events.lines)}
+    if sizes != {n}:
+        raise ValueError("inconsistent columns from the scanning child")
+    events._states = bytearray(n)
+    return _Scan(events, defects, nlines, size, archives), unique
 
 
 def _merge(first: _Scan, second: _Scan) -> _Scan:
@@ -1732,7 +1779,17 @@ def _evidence_already_there(folder: _Folder, handler: object, payload: Any) -> b
     if not matches:
         return True
     entry = matches[0]
-    return all(k in entry and entry[k] == payload[k] for k in keys if k in payload)
+    for k in keys:
+        if k in payload:
+            have, want = entry.get(k, _ABSENT), payload[k]
+            # Same JSON scalar only (1, 1.0 and True differ; NaN and containers go to the handler).
+            if type(have) is not type(want) or type(want) not in _SCALARS or have != want:
+                return False
+    return True
+
+
+_ABSENT = object()
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _check_suspects(

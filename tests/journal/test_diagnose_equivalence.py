@@ -212,7 +212,9 @@ def test_tail_dry_run_stops_where_the_reconciler_stops(
 @given(
     edits=st.lists(
         st.tuples(
-            st.sampled_from(["refl_status", "refl_evidence", "persona_text", "persona_evidence", "drop_shard"]),
+            st.sampled_from(
+                ["refl_status", "refl_evidence", "refl_type", "persona_text", "persona_evidence", "drop_shard"]
+            ),
             st.integers(0, 3),
         ),
         max_size=4,
@@ -220,7 +222,7 @@ def test_tail_dry_run_stops_where_the_reconciler_stops(
 )
 def test_suspect_check_agrees_with_memory_store(tmp_path_factory: Any, edits: list[tuple[str, int]]) -> None:
     root = tmp_path_factory.mktemp("suspect")
-    b = folders.healthy(root)
+    b = folders.legacy_type_orphaned(root)  # its last event for ref_4 is an evidence update
     reflections = json.loads((b.path / "reflections.json").read_text(encoding="utf-8"))
     persona = json.loads((b.path / "persona.json").read_text(encoding="utf-8"))
     for what, n in edits:
@@ -228,6 +230,8 @@ def test_suspect_check_agrees_with_memory_store(tmp_path_factory: Any, edits: li
             reflections[n]["status"] = "denied"
         elif what == "refl_evidence" and n < len(reflections):
             reflections[n]["reinforcement"] = 7.5
+        elif what == "refl_type" and n < len(reflections):
+            reflections[n]["disputation"] = 0  # the payload says 0.0: equal in Python, not in JSON
         elif what == "persona_text":
             persona["master"]["facts"][1]["text"] = f"edited {n}"
         elif what == "persona_evidence":
@@ -293,7 +297,11 @@ def test_parallel_scan_equals_read_journal(tmp_path: Path, monkeypatch: Any) -> 
     data = path.read_bytes().replace(b'"id-0"', b'"id-zero"').replace(b'"id-', b'"uniq-')
     path.write_bytes(b"\n".join(line.replace(b"uniq-", f"u{i}-".encode()) for i, line in enumerate(data.split(b"\n"))))
     assert _scanned(path) == _reference(path)
-    assert len(forks) == 2
+    # ids that cannot be NUL-joined, and strings that are not valid Unicode, travel back too
+    with open(path, "ab") as fh:
+        fh.write(b'\n{"event_id": "nul\\u0000id", "type": "fact.added", "ts": "\\ud800", "payload": {}}\n')
+    assert _scanned(path) == _reference(path)
+    assert len(forks) == 3
 
 
 def test_a_failing_child_falls_back_to_scanning_here(tmp_path: Path, monkeypatch: Any) -> None:
