@@ -283,10 +283,16 @@ def _damaged_big_journal(path: Path) -> None:
     path.write_bytes(_journal(items, terminated=False))
 
 
-def test_parallel_scan_equals_read_journal(tmp_path: Path, monkeypatch: Any) -> None:
+def _idle(monkeypatch: Any) -> None:
     import journal.diagnose as diagnose_module
 
     monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+
+def test_parallel_scan_equals_read_journal(tmp_path: Path, monkeypatch: Any) -> None:
+    _idle(monkeypatch)
     forks = []
     real_fork = os.fork
     monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
@@ -307,7 +313,7 @@ def test_parallel_scan_equals_read_journal(tmp_path: Path, monkeypatch: Any) -> 
 def test_a_failing_child_falls_back_to_scanning_here(tmp_path: Path, monkeypatch: Any) -> None:
     import journal.diagnose as diagnose_module
 
-    monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
+    _idle(monkeypatch)
 
     def broken(part: Any) -> Any:
         raise RuntimeError("the child fails")
@@ -318,12 +324,10 @@ def test_a_failing_child_falls_back_to_scanning_here(tmp_path: Path, monkeypatch
     assert _scanned(path) == _reference(path)
 
 
-def test_no_fork_with_threads_or_when_turned_off(tmp_path: Path, monkeypatch: Any) -> None:
+def test_no_fork_with_threads_or_when_turned_off_or_busy(tmp_path: Path, monkeypatch: Any) -> None:
     import threading
 
-    import journal.diagnose as diagnose_module
-
-    monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
+    _idle(monkeypatch)
 
     def no_fork() -> int:
         raise AssertionError("must not fork")
@@ -334,6 +338,9 @@ def test_no_fork_with_threads_or_when_turned_off(tmp_path: Path, monkeypatch: An
     monkeypatch.setenv("MEMORY_INSPECTOR_JOBS", "1")
     assert _scanned(path) == _reference(path)
     monkeypatch.delenv("MEMORY_INSPECTOR_JOBS")
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.0, 1.0))  # no idle core: the split would lose
+    assert _scanned(path) == _reference(path)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait)
     worker.start()

@@ -1,0 +1,291 @@
+"""Benchmark ``memory-inspector check --json`` on a generated 1,000,000-event character.
+
+    .venv/bin/python bench/bench_check.py [--events N] [--entries N] [--keep DIR]
+
+One run measures, on the same file and the same (warm) page cache:
+
+- ``check``: ``memory-inspector check PATH --json`` as a child process (wall time including
+  interpreter start-up, and its peak RSS from ``wait4``);
+- the limit: a bare ``orjson.loads`` loop over the journal's lines, in this process;
+- what a support engineer runs today: ``jq -c 'select(.type == "persona.entry_updated")'``.
+
+Targets (issue 4): check ≤ 1.5× the orjson loop, ≥ 4× faster than jq, peak RSS ≤ 600 MB.
+The generated character is healthy and realistic: a few thousand reflections and persona
+entries, evidence updates, merges with matching text hashes, lifecycle changes and archives,
+views that hold the final state, and the sentinel on the last event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from journal.events import JOURNAL_NAME, Event, encode_event  # noqa: E402
+from journal.fs import atomic_write_json  # noqa: E402
+from journal.views import PERSONA, REFLECTIONS  # noqa: E402
+
+CHARACTER = "bench"
+EVIDENCE = (
+    "reinforcement",
+    "disputation",
+    "rein_last_signal_at",
+    "disp_last_signal_at",
+    "sub_zero_days",
+    "user_fact_reinforce_count",
+)
+
+
+def _ts(rng_base: float, i: int) -> str:
+    # Naive local ISO timestamps, one every ~2 s, as the server writes them.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(rng_base + 2 * i)) + f".{(i * 7919) % 1000000:06d}"
+
+
+def generate_character(char_dir: Path, events: int, entries: int, seed: int = 4) -> None:
+    """Write a healthy character folder with ``events`` journal events over ``entries`` entries."""
+    rng = random.Random(seed)
+    char_dir.mkdir(parents=True, exist_ok=True)
+    n_refl = max(1, entries * 3 // 4)
+    n_pers = max(1, entries - n_refl)
+    keys = ("master", "neko", "relationship")
+    reflections = {}
+    for i in range(n_refl):
+        rid = f"ref_{hashlib.sha256(f'r{i}'.encode()).hexdigest()[:16]}"
+        reflections[rid] = {
+            "id": rid,
+            "text": f"Reflection number {i}: master likes tea at {i % 24}h",
+            "entity": keys[i % 3],
+            "status": "pending",
+            "source_fact_ids": [f"fact_{i}_a", f"fact_{i}_b"],
+            "created_at": "2026-01-01T10:00:00",
+            "feedback": None,
+            "next_eligible_at": None,
+            "reinforcement": 0.0,
+            "disputation": 0.0,
+            "rein_last_signal_at": None,
+            "disp_last_signal_at": None,
+            "sub_zero_days": 0,
+            "sub_zero_last_increment_date": None,
+            "user_fact_reinforce_count": 0,
+        }
+    persona: dict = {k: {"facts": []} for k in keys}
+    pers_index = []
+    for i in range(n_pers):
+        key = keys[i % 3]
+        eid = f"prom_ref_{hashlib.sha256(f'p{i}'.encode()).hexdigest()[:16]}"
+        entry = {
+            "id": eid,
+            "text": f"Persona fact {i}: 主人 drinks green tea",
+            "source": "reflection",
+            "source_id": None,
+            "protected": False,
+            "recent_mentions": [],
+            "suppress": False,
+            "suppressed_at": None,
+            "reinforcement": 0.0,
+            "disputation": 0.0,
+            "rein_last_signal_at": None,
+            "disp_last_signal_at": None,
+            "sub_zero_days": 0,
+            "sub_zero_last_increment_date": None,
+            "user_fact_reinforce_count": 0,
+            "merged_from_ids": [],
+        }
+        persona[key]["facts"].append(entry)
+        pers_index.append((key, entry))
+    refl_ids = list(reflections)
+    base = time.mktime((2026, 1, 1, 0, 0, 0, 0, 0, -1))
+    archived: set[str] = set()
+    last_id = None
+    n_archive = min(len(refl_ids) // 10, events // 100)
+    archive_from = events - n_archive
+    with open(char_dir / JOURNAL_NAME, "wb", buffering=1 << 20) as fh:
+        for i in range(events):
+            ts = _ts(base, i)
+            eid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            r = rng.random()
+            values = {
+                "reinforcement": round(rng.random() * 3, 3),
+                "disputation": round(rng.random(), 3),
+                "rein_last_signal_at": ts,
+                "disp_last_signal_at": None,
+                "sub_zero_days": rng.randrange(3),
+                "user_fact_reinforce_count": rng.randrange(5),
+            }
+            if i >= archive_from:
+                rid = refl_ids[i - archive_from]
+                entry = reflections[rid]
+                shard = f"2026-02-{1 + (i - archive_from) // 500 % 28:02d}_{(i - archive_from) // 500:08x}.json"
+                snap = {**entry, "archived_at": ts, "status": "archived", "archive_shard_path": shard}
+                payload = {
+                    "reflection_id": rid,
+                    "from": entry["status"],
+                    "to": "archived",
+                    "archive_shard_path": shard,
+                    "archived_at": ts,
+                    "entry_snapshot": snap,
+                }
+                etype = "reflection.state_changed"
+                archived.add(rid)
+                shard_dir = char_dir / "reflection_archive"
+                shard_dir.mkdir(exist_ok=True)
+                shard_file = shard_dir / shard
+                current = json.loads(shard_file.read_text()) if shard_file.exists() else []
+                current.append(snap)
+                shard_file.write_text(json.dumps(current, indent=2, ensure_ascii=False))
+            elif r < 0.55:
+                rid = refl_ids[rng.randrange(len(refl_ids))]
+                payload = {"reflection_id": rid, **values, "source": "user_fact"}
+                reflections[rid].update(values)
+                etype = "reflection.evidence_updated"
+            elif r < 0.88:
+                key, entry = pers_index[rng.randrange(len(pers_index))]
+                payload = {"entity_key": key, "entry_id": entry["id"], **values, "source": "user_confirm"}
+                entry.update(values)
+                etype = "persona.evidence_updated"
+            elif r < 0.94:
+                key, entry = pers_index[rng.randrange(len(pers_index))]
+                merged = [*entry["merged_from_ids"], refl_ids[rng.randrange(len(refl_ids))]][-8:]
+                payload = {
+                    "entity_key": key,
+                    "entry_id": entry["id"],
+                    "rewrite_text_sha256": hashlib.sha256(entry["text"].encode()).hexdigest(),
+                    **values,
+                    "disp_last_signal_at": ts,
+                    "sub_zero_days": 0,
+                    "merged_from_ids": merged,
+                    "source": "promote_merge",
+                }
+                entry.update({k: payload[k] for k in EVIDENCE})
+                entry["merged_from_ids"] = merged
+                etype = "persona.entry_updated"
+            else:
+                rid = refl_ids[rng.randrange(len(refl_ids))]
+                to = rng.choice(("confirmed", "promoted", "denied"))
+                payload = {"reflection_id": rid, "from": reflections[rid]["status"], "to": to, "ts": ts}
+                reflections[rid]["status"] = to
+                reflections[rid][f"{to}_at"] = ts
+                etype = "reflection.state_changed"
+            fh.write(encode_event(Event(eid, etype, ts, payload)))
+            last_id = eid
+    atomic_write_json(
+        char_dir / REFLECTIONS, [e for rid, e in reflections.items() if rid not in archived], durable=False
+    )
+    atomic_write_json(char_dir / PERSONA, persona, durable=False)
+    atomic_write_json(
+        char_dir / "events_applied.json", {"last_applied_event_id": last_id, "ts": "2026-03-01T00:00:00"}, durable=False
+    )
+
+
+def orjson_loop(path: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of a bare ``orjson.loads`` loop over the file's lines."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    loads = orjson.loads
+    with open(path, "rb") as fh:
+        for line in fh:
+            loads(line)
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def run_child(cmd: list[str]) -> tuple[float, int, int, bytes, float]:
+    """Wall time, peak RSS (bytes), exit code, stderr and CPU seconds (user + system, its own
+    children included) of a child process; stdout goes to a temp file."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read() if proc.stderr else b""
+        if proc.stderr:
+            proc.stderr.close()
+    rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    return wall, rss, proc.returncode, err, usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--entries", type=int, default=4000)
+    ap.add_argument("--repeat", type=int, default=3, help="best of N for each measurement")
+    ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused when it already exists)")
+    args = ap.parse_args(argv)
+
+    tmp = None
+    if args.keep:
+        root = Path(args.keep)
+    else:
+        tmp = tempfile.mkdtemp(prefix="bench-check-")
+        root = Path(tmp)
+    char_dir = root / CHARACTER
+    try:
+        journal = char_dir / JOURNAL_NAME
+        if not journal.exists():
+            t0 = time.perf_counter()
+            generate_character(char_dir, args.events, args.entries)
+            print(f"generated {args.events:,} events over {args.entries:,} entries in {time.perf_counter() - t0:.1f} s")
+        size = journal.stat().st_size
+        print(f"journal: {journal} ({size / 1e6:.1f} MB)")
+        orjson_loop(journal)  # warm the page cache
+
+        check_cmd = [sys.executable, "-m", "inspector", "check", str(char_dir), "--json"]
+        loops = [orjson_loop(journal) for _ in range(args.repeat)]
+        best_loop, cpu_loop = min(w for w, _ in loops), min(c for _, c in loops)
+        runs = [run_child(check_cmd) for _ in range(args.repeat)]
+        best_check = min(r[0] for r in runs)
+        cpu_check = min(r[4] for r in runs)
+        peak = max(r[1] for r in runs)
+        codes = {r[2] for r in runs}
+        if codes - {0, 1}:
+            print(f"check failed: exit {codes}: {runs[0][3].decode(errors='replace')}", file=sys.stderr)
+            return 1
+        jq = shutil.which("jq")
+        best_jq = cpu_jq = None
+        if jq:
+            jq_cmd = [jq, "-c", 'select(.type == "persona.entry_updated")', str(journal)]
+            jq_runs = [run_child(jq_cmd) for _ in range(max(1, args.repeat - 1))]
+            best_jq, cpu_jq = min(r[0] for r in jq_runs), min(r[4] for r in jq_runs)
+
+        print(
+            f"load average before the runs: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (best of {args.repeat})"
+        )
+        print(f"orjson.loads loop (the limit): {best_loop:8.2f} s wall  {cpu_loop:6.2f} s CPU")
+        print(f"check --json (child process):  {best_check:8.2f} s wall  {cpu_check:6.2f} s CPU   exit {sorted(codes)}")
+        if best_jq is not None:
+            print(f"jq select(persona.entry_updated): {best_jq:5.2f} s wall  {cpu_jq:6.2f} s CPU")
+        ratio = best_check / best_loop
+        print(
+            f"check / orjson loop: {ratio:.2f}x   (target <= 1.5x)  {'OK' if ratio <= 1.5 else 'MISSED'}"
+            f"   [CPU: {cpu_check / cpu_loop:.2f}x]"
+        )
+        if best_jq is not None:
+            speedup = best_jq / best_check
+            print(
+                f"jq / check: {speedup:.2f}x faster   (target >= 4x)  {'OK' if speedup >= 4 else 'MISSED'}"
+                f"   [CPU: {cpu_jq / cpu_check:.2f}x]"
+            )
+        else:
+            print("jq not installed: jq comparison skipped")
+        print(f"peak RSS of check: {peak / 2**20:.0f} MiB   (target <= 600 MB)  {'OK' if peak <= 600e6 else 'MISSED'}")
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
