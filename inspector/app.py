@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 import resources
 from inspector.core.prompter import HeadlessPrompter, Prompter
 from inspector.core.recent import RecentLocations, default_config_dir
+from inspector.widgets import refcount_guard
 from inspector.widgets.dialogs import DialogPrompter
 from inspector.widgets.dispatch import GuiDispatcher
 from inspector.widgets.main_window import MainWindow
@@ -29,6 +30,7 @@ def make_application() -> QApplication:
     if app is None:
         app = QApplication([sys.argv[0] if sys.argv else "memory-inspector"])
     assert isinstance(app, QApplication)
+    refcount_guard.install()
     app.setApplicationName("Memory Inspector")
     app.setOrganizationName("memory-inspector")
     app.setStyle("Fusion")
@@ -84,6 +86,7 @@ def build_window(
         diagnose, diagnose_character: replace the diagnosis (tests).
         replay: add guarded replay and restore to the Tools menu.
     """
+    refcount_guard.install()
     dispatcher = GuiDispatcher()
     kwargs: dict[str, Any] = {}
     if observer_factory is not None:
