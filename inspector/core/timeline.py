@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.rediagnose import DiagnosisDelta
 from journal.diagnose import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, SentinelInfo
 from journal.reader import Defect
 from journal.views import SentinelRead
@@ -433,11 +434,14 @@ class CharacterTimeline:
                 changed.append(i)
         return changed
 
-    def merge_diagnosis(self, fresh: CharacterDiagnosis) -> list[int]:
+    def merge_diagnosis(self, fresh: CharacterDiagnosis | DiagnosisDelta) -> list[int]:
         """Take states, findings and the sentinel from a fresh diagnosis of the same journal.
 
         Events the fresh diagnosis did not reach yet (appended after it read) keep their live
         state. States change in place, so the table keeps its selection and scroll position.
+
+        Args:
+            fresh: a diagnosis, or the compact :class:`DiagnosisDelta` a child process sends.
 
         Returns:
             The event indices whose state, reason or message changed.
@@ -446,31 +450,46 @@ class CharacterTimeline:
             JournalReplaced: the fresh diagnosis describes a different journal, or damaged lines
                 changed inside the part both read: the caller reloads everything.
         """
-        theirs = _as_event_list(fresh.events)
+        delta = fresh if isinstance(fresh, DiagnosisDelta) else DiagnosisDelta.of(fresh, len(self.events) - 1)
         mine = self.events
-        n = min(len(theirs), len(mine))
-        if n and (mine.event_ids[n - 1] != theirs.event_ids[n - 1] or mine.event_ids[0] != theirs.event_ids[0]):
+        n = min(delta.events, len(mine))
+        if n and mine.event_ids[0] != delta.first_id:
             raise JournalReplaced
-        limit = theirs.lines[n - 1] if n else 0
+        check = delta.check_index
+        if 0 <= check < n and mine.event_ids[check] != delta.check_id:
+            raise JournalReplaced
+        limit = mine.lines[n - 1] if n else 0
         known = {(d.line, d.kind) for d in self.defects}
-        for d in fresh.defects:
+        for d in delta.defects:
             if d.line <= limit and (d.line, d.kind) not in known:
                 raise JournalReplaced
         # Events applied in both diagnoses are unchanged: only the others need comparing.
-        candidates = {e.index for e in mine.not_applied() if e.index < n}
-        candidates.update(e.index for e in theirs.not_applied() if e.index < n)
+        theirs = {e.index: e for e in delta.not_applied if e.index < n}
+        candidates = {e.index for e in mine.not_applied() if e.index < n} | set(theirs)
         changed: list[int] = []
         for i in sorted(candidates):
-            a, b = mine[i], theirs[i]
-            if (a.state, a.reason, a.message) != (b.state, b.reason, b.message):
-                self._set_state(i, b.state, b.reason, b.message)
+            a = mine[i]
+            b = theirs.get(i)
+            new = (b.state, b.reason, b.message) if b is not None else ("applied", None, None)
+            if (a.state, a.reason, a.message) != new:
+                self._set_state(i, *new)
                 changed.append(i)
-        if len(theirs) >= len(mine):
-            self.sentinel = fresh.sentinel
-        fresh.events = mine
-        if fresh.blocked is not None and 0 <= fresh.blocked.index < len(mine):
-            fresh.blocked = mine[fresh.blocked.index]
-        self.diagnosis = fresh
+        if delta.events >= len(mine):
+            self.sentinel = delta.sentinel
+        blocked = delta.blocked_index
+        self.diagnosis = CharacterDiagnosis(
+            self.name,
+            self.path,
+            journal=delta.journal,
+            sentinel=self.sentinel,
+            events=mine,
+            defects=self.defects,
+            findings=delta.findings,
+            blocked=mine[blocked] if blocked is not None and 0 <= blocked < len(mine) else None,
+            blocked_message=delta.blocked_message,
+            outbox=delta.outbox,
+            views_only=delta.views_only,
+        )
         return changed
 
     # -- navigation ---------------------------------------------------------------------------------

@@ -335,6 +335,8 @@ class MainWindow(QMainWindow):
         if self.recent is not None and loc.kind != "sample":
             self.recent.add(loc.path)
             self._refresh_recent_menu()
+        if self.session.last_refresh is not None:
+            self._on_refreshed(self.session.last_refresh)
         n = len(folder.timelines)
         self.statusBar().showMessage(
             f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s.", 8000
@@ -363,7 +365,7 @@ class MainWindow(QMainWindow):
         self.characters.select_name(name)
         if tl is not None:
             self.filter_bar.blockSignals(True)
-            self.filter_bar.set_types({e.type for e in tl.events if e.type})
+            self.filter_bar.set_types(t for t in tl.event_types() if t)
             self.filter_bar.blockSignals(False)
         self.detail.event_detail.clear()
         self.detail.views.set_files(self.session.view_files())

@@ -23,6 +23,7 @@ from inspector.core.live import FolderWatcher, LiveFolder, LiveUpdate, WatchStat
 from inspector.core.loader import LoadedFolder, LoadProgress, Preview, load_location
 from inspector.core.location import Location, LocationError, open_sample, resolve_location
 from inspector.core.payloads import RecordReader, SummaryCache
+from inspector.core.rediagnose import DiagnosisDelta, diagnose_in_child
 from inspector.core.replay_preview import ReplayPreview, preview_replay
 from inspector.core.timeline import CharacterTimeline, JournalReplaced, Row, SentinelState
 from inspector.core.views import LoadedFile, build_provenance, list_view_files, load_file, provenance_of
@@ -33,7 +34,7 @@ from inspector.widgets.dispatch import GuiDispatcher
 from journal.diagnose import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 
-#: Quiet time after a change before the states are recomputed by a fresh diagnosis (ms).
+#: Delay after the first change of a burst before the states are recomputed by a fresh diagnosis (ms).
 REDIAGNOSE_QUIET_MS = 700
 #: A re-diagnosis waits at least this many times as long as the previous one took, so a huge
 #: journal under constant writes is not re-analysed back to back.
@@ -51,19 +52,14 @@ def _default_diagnose(path: str) -> Any:
     return diagnose_path(path)
 
 
-def _default_diagnose_character(char_dir: str) -> Any:
-    from journal.diagnose import diagnose_character
-
-    return diagnose_character(char_dir)
-
-
 class SessionController(QObject):
     """Owns the opened folder and keeps the models current.
 
     Args:
         dispatcher: delivers worker results on the GUI thread.
         diagnose: ``PATH -> Diagnosis`` (default: :func:`journal.diagnose.diagnose_path`).
-        diagnose_character: ``char_dir -> CharacterDiagnosis`` for re-diagnosis after live changes.
+        diagnose_character: ``char_dir -> CharacterDiagnosis`` for re-diagnosis after live changes
+            (default: :func:`journal.diagnose.diagnose_character` in a child process).
         observer_factory: builds the watchdog observer (``None``: always poll; default: watchdog's).
         watch: whether to watch opened folders at all.
 
@@ -117,7 +113,7 @@ class SessionController(QObject):
         super().__init__(parent)
         self.dispatcher = dispatcher
         self._diagnose = diagnose or _default_diagnose
-        self._diagnose_character = diagnose_character or _default_diagnose_character
+        self._diagnose_character = diagnose_character
         self._observer_factory = observer_factory
         self.watch_enabled = watch
         self.folder: LoadedFolder | None = None
@@ -132,6 +128,7 @@ class SessionController(QObject):
         self.findings_model = FindingTableModel(self)
         self.outbox_model = OutboxTableModel(self)
         self._preview: Preview | None = None
+        self._current_before_preview: str | None = None
         self._caches: dict[str, SummaryCache] = {}
         self._provenance: dict[str, dict[str, list[int]]] = {}
         self._file_cache: dict[tuple[str, str], LoadedFile] = {}
@@ -244,6 +241,8 @@ class SessionController(QObject):
         for index, (etype, payload) in preview.payloads.items():
             cache.put(index, etype, payload)
         self.characters_model.set_rows([CharacterRow(tl.name, {}, "loading…")])
+        if self.current is not None:
+            self._current_before_preview = self.current
         self.current = None
         self.timeline_model.set_sentinel_label("")
         self.timeline_model.set_rows(tl, tl.refs, cache.summary)
@@ -268,6 +267,8 @@ class SessionController(QObject):
         self.folder = folder
         self.location = folder.location
         self._preview = None
+        keep = keep or self._current_before_preview
+        self._current_before_preview = None
         self._caches.clear()
         self._provenance.clear()
         self._file_cache.clear()
@@ -282,6 +283,7 @@ class SessionController(QObject):
             self.timeline_model.set_sentinel_label("")
             self.sentinel_changed.emit(None)
         self._start_watching()
+        self.last_refresh = time.time()
         self.loaded.emit(folder)
 
     def _on_load_failed(self, gen: int, location: Location, previous: Location | None, message: str) -> None:
@@ -302,11 +304,12 @@ class SessionController(QObject):
     def _restore_after_failed_load(self, previous: Location | None) -> None:
         """Show the previously loaded folder again (a preview may have replaced it)."""
         self._preview = None
+        shown, self._current_before_preview = self.current or self._current_before_preview, None
         if self.folder is not None:
             self.location = self.folder.location
             self.characters_model.set_rows([self._character_row(tl) for tl in self.folder.timelines.values()])
-            if self.current in self.folder.timelines:
-                self.show_character(self.current)
+            if shown in self.folder.timelines:
+                self.show_character(shown)
         else:
             self.location = None
             self.characters_model.set_rows([])
@@ -612,6 +615,8 @@ class SessionController(QObject):
             timer.setSingleShot(True)
             timer.timeout.connect(lambda n=name: self._start_rediagnosis(n))
             self._rediag_timers[name] = timer
+        if timer.isActive():
+            return  # already due: a steady writer must not postpone it forever
         spacing = int(self._rediag_seconds.get(name, 0.0) * REDIAGNOSE_SPACING * 1000)
         timer.start(max(REDIAGNOSE_QUIET_MS, spacing))
 
@@ -621,11 +626,18 @@ class SessionController(QObject):
             return
         gen = self._gen
         char_dir = tl.path
+        check_index = len(tl.events) - 1
+        diagnosis = self.folder.diagnosis if self.folder is not None else None
+        root = (diagnosis.memory_root if diagnosis is not None else None) or char_dir
         post = self.dispatcher.post
         started = time.perf_counter()
+        custom = self._diagnose_character
 
         def work(token: CancelToken) -> Any:
-            return self._diagnose_character(char_dir)
+            if custom is not None:
+                return DiagnosisDelta.of(custom(char_dir), check_index)
+            # A child process: the diagnosis must not hold this process's GIL while rows arrive.
+            return diagnose_in_child(char_dir, root, name, check_index, token)
 
         def done(fresh: Any) -> None:
             post(lambda: self._on_rediagnosed(gen, name, fresh, time.perf_counter() - started))

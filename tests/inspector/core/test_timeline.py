@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from inspector.core.rediagnose import DiagnosisDelta, diagnose_in_child
 from inspector.core.timeline import (
     DAMAGED,
     CharacterTimeline,
@@ -97,7 +98,23 @@ def test_merge_diagnosis_updates_states_in_place(tmp_path):
     assert changed == [1, 3]
     assert tl.events[3].state == "blocked" and tl.events[3].reason == "no_handler"
     assert tl.counts["blocked"] == 1 and tl.counts["suspect"] == 1 and tl.counts["applied"] == 2
-    assert tl.diagnosis is fresh and fresh.events is tl.events
+    assert tl.diagnosis.events is tl.events and tl.diagnosis.findings == fresh.findings
+
+
+def test_merge_a_delta_from_a_child_process_that_read_further(tmp_path):
+    """The child may have read events the tail has not delivered yet: those are left alone."""
+    char = write_character(tmp_path, applied=3)
+    tl = CharacterTimeline(hand_diagnosis(char))
+    log = EventLog(tmp_path)
+    log.append("alice", "fact.added", {"id": "x"})  # no handler: blocked once diagnosed
+    delta = diagnose_in_child(str(char), str(tmp_path), "alice", len(tl.events) - 1)
+    assert delta.events == 4 and [e.index for e in delta.not_applied] == [3]
+    assert tl.merge_diagnosis(delta) == []
+    assert tl.sentinel.index == 2 and len(tl.events) == 3
+    wrong = DiagnosisDelta.of(hand_diagnosis(char), 1)
+    wrong.check_id = "someone-else"
+    with pytest.raises(JournalReplaced):
+        tl.merge_diagnosis(wrong)
 
 
 def test_merge_diagnosis_of_another_journal_raises(tmp_path):

@@ -103,12 +103,13 @@ def test_sentinel_and_view_changes_recompute_states(qtbot, shown):
 
 def test_compaction_reloads_everything_with_a_notice(qtbot, shown):
     window, root = shown
+    window.characters.select_name("bob")  # healthy: compaction refuses to drop a pending tail
     notices = []
     window.session.notice.connect(notices.append)
     with qtbot.waitSignal(window.session.loaded, timeout=WAIT_MS):
-        EventLog(root).compact("alice", [("reflection.evidence_updated", {"reflection_id": "ref_0000000000000001"})])
+        EventLog(root).compact("bob", [("reflection.evidence_updated", {"reflection_id": "ref_0000000000000001"})])
     assert any("compaction" in n for n in notices)
-    assert window.session.current == "alice"
+    assert window.session.current == "bob"
     assert window.session.timeline_model.rowCount() == 1
     assert window.sentinel_bar.warning  # the compaction reset the sentinel to null
 
