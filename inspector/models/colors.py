@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QPalette
 
 #: Hue per row state (legend order). Applied is a faint tint: it is most rows and not a problem.
 STATE_HUES: dict[str, tuple[str, float]] = {
-    "applied": ("#3aa655", 0.10),
+    "applied": ("#3aa655", 0.14),
     "pending": ("#2f7fd8", 0.28),
     "blocked": ("#d93636", 0.45),
     "orphaned": ("#9b4fd6", 0.38),
@@ -52,6 +52,12 @@ def state_color(palette: QPalette, state: str) -> QColor | None:
     if is_dark(palette):
         amount = min(0.9, amount * 1.5)
     return blend(palette.color(QPalette.ColorRole.Base), QColor(hue), amount)
+
+
+def readable_on(fill: QColor) -> QColor:
+    """Black or white, whichever reads better on ``fill``."""
+    luma = 0.299 * fill.redF() + 0.587 * fill.greenF() + 0.114 * fill.blueF()
+    return QColor("#000000") if luma > 0.6 else QColor("#ffffff")
 
 
 def accent_color(palette: QPalette, state: str) -> QColor:

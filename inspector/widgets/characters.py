@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from inspector.models.characters_model import CharacterListModel
-from inspector.models.colors import accent_color
+from inspector.models.colors import accent_color, readable_on
 
 _PAD = 6
 
@@ -18,7 +18,8 @@ class BadgeDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         """Override: two lines."""
         fm = QFontMetrics(option.font)
-        return QSize(200, fm.height() * 2 + 3 * _PAD)
+        # Narrow on purpose: the list elides names instead of growing a horizontal scroll bar.
+        return QSize(120, fm.height() * 2 + 3 * _PAD)
 
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
@@ -65,10 +66,11 @@ class BadgeDelegate(QStyledItemDelegate):
                 break
             chip = QRect(x, y, w, sfm.height() + 2)
             if state:
+                fill = accent_color(palette, state)
                 painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(accent_color(palette, state))
+                painter.setBrush(fill)
                 painter.drawRoundedRect(chip, 3, 3)
-                painter.setPen(QColor("#ffffff"))
+                painter.setPen(readable_on(fill))
             else:
                 painter.setPen(text_color)
             painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text)

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.timeline import SentinelState
-from inspector.models.colors import STATE_LABELS, accent_color, blend, state_color
+from inspector.models.colors import STATE_LABELS, accent_color, blend, readable_on, state_color
 from inspector.models.timeline_model import (
     COL_ENTRY,
     COL_INDEX,
@@ -196,7 +196,7 @@ class TimelineView(QTableView):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(color)
         painter.drawRoundedRect(QRect(x, top, w, h), 4, 4)
-        painter.setPen(QColor("#ffffff"))
+        painter.setPen(readable_on(color))
         painter.drawText(QRect(x, top, w, h), Qt.AlignmentFlag.AlignCenter, label)
         painter.end()
 

@@ -3,6 +3,7 @@ the polling fallback, and a whole session that writes nothing into the folder.""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -173,3 +174,28 @@ def test_preview_rows_show_while_the_diagnosis_runs(qtbot, make_inspector_window
         gate.set()
     assert model.index(0, 5).data() == "applied"
     assert not window.progress.isVisibleTo(window)
+
+
+def test_a_replaced_view_is_reloaded_in_the_views_tab(qtbot, shown):
+    window, root = shown
+    views = window.detail.views
+    views.files.setCurrentText("reflections.json")
+    assert views.tree_model.value()[0]["reinforcement"] != 123.0
+    from journal.fs import atomic_write_json
+
+    data = json.loads((root / "alice" / "reflections.json").read_text())
+    data[0]["reinforcement"] = 123.0
+    atomic_write_json(root / "alice" / "reflections.json", data)  # temp file + os.replace, as writers do
+    qtbot.waitUntil(lambda: views.tree_model.value()[0]["reinforcement"] == 123.0, timeout=WAIT_MS)
+
+
+def test_a_missing_sentinel_is_a_banner_not_a_marker(qtbot, inspector_window, tmp_path):  # noqa: F811
+    root = two_characters(tmp_path / "memory")
+    (root / "alice" / "events_applied.json").unlink()
+    open_and_wait(qtbot, inspector_window, root)
+    bar = inspector_window.sentinel_bar
+    assert bar.warning and "missing" in bar.label.text() and "first event" in bar.label.text()
+    assert "0 applied · 32 pending" in bar.label.text()
+    assert inspector_window.session.timeline_model.marker_position() is None
+    assert inspector_window.timeline.sentinel_marker_rect() is None
+    assert not bar.jump.isEnabled()
