@@ -37,3 +37,8 @@ class PayloadError(JournalError, ValueError):
 
 class SentinelConflictError(JournalError):
     """The on-disk sentinel is not the value a replay round expected (another writer moved it)."""
+
+
+class UnappliedTailError(JournalError):
+    """Events after the sentinel are not applied yet, and the operation would discard them
+    (compaction); replay them first."""

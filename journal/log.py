@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
-from journal.errors import InvalidCharacterError, UnknownEventTypeError
+from journal.errors import InvalidCharacterError, UnappliedTailError, UnknownEventTypeError
 from journal.events import (
     JOURNAL_NAME,
     REPLAYABLE_EVENT_TYPES,
@@ -353,7 +353,11 @@ class EventLog:
     def compaction_status(self, character: str, now: datetime | None = None) -> CompactionStatus:
         return compaction_status(self.journal_path(character), now)
 
-    def compact(self, character: str, seeds: Sequence[tuple[str, dict[str, Any]]]) -> list[Event]:
+    def compact(
+        self,
+        character: str,
+        seeds: Sequence[tuple[str, dict[str, Any]]] | Callable[[], Sequence[tuple[str, dict[str, Any]]]],
+    ) -> list[Event]:
         """Replace the journal with ``seeds`` and reset the sentinel to null (never called for you).
 
         Each seed is ``(event_type, payload)``; every seed gets a new uuid4 and all share one ``ts``.
@@ -361,21 +365,41 @@ class EventLog:
         the seeds replay. A crash between the two leaves a sentinel naming an id that no longer
         exists, which also means a full replay of the seeds.
 
+        Seeds come from the views, so two things would make compaction lose events, and both are
+        closed here. An unapplied tail (events after the sentinel) is not in the views yet:
+        compaction refuses while there is one; reconcile first. A write landing between deriving
+        the seeds and replacing the journal would be reverted when the older seeds replay: pass a
+        callable, and it is called under the character's lock (after the tail check), where no
+        writer of this process can run; a precomputed list is only safe when no writer can.
+
         Raises:
             UnknownEventTypeError: a seed type is undeclared or has no replay handler (it would
                 wedge replay); nothing is written.
+            UnappliedTailError: events after the sentinel are not applied yet; nothing is written.
         """
         ts = now_iso()
-        events: list[Event] = []
-        for event_type, payload in seeds:
-            check_event_type(event_type)
-            if event_type not in REPLAYABLE_EVENT_TYPES:
-                raise UnknownEventTypeError(f"seed type {event_type!r} has no replay handler")
-            ev = new_event(event_type, payload)
-            events.append(Event(ev.event_id, ev.type, ts, ev.payload))
-        data = b"".join(encode_event(e) for e in events)
+
+        def build(pairs: Sequence[tuple[str, dict[str, Any]]]) -> list[Event]:
+            built: list[Event] = []
+            for event_type, payload in pairs:
+                check_event_type(event_type)
+                if event_type not in REPLAYABLE_EVENT_TYPES:
+                    raise UnknownEventTypeError(f"seed type {event_type!r} has no replay handler")
+                ev = new_event(event_type, payload)
+                built.append(Event(ev.event_id, ev.type, ts, ev.payload))
+            return built
+
+        events = [] if callable(seeds) else build(seeds)
         with self.lock(character):
             cd = self.char_dir(character)
+            if not self._sentinel_at_end(cd):
+                raise UnappliedTailError(
+                    f"{character}: the journal has events after the sentinel that are not applied yet; "
+                    "compacting now would discard them (reconcile first)"
+                )
+            if callable(seeds):
+                events = build(seeds())
+            data = b"".join(encode_event(e) for e in events)
             fs.ensure_dir(cd)
             fs.atomic_write_bytes(cd / JOURNAL_NAME, data)
             write_sentinel(cd, None)

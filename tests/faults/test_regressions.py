@@ -139,3 +139,63 @@ def test_last_event_id_skips_duplicate_lines_like_the_reader(tmp_path):
     # Only duplicates: no event after the first copies, so the last event is the first copy's.
     journal.write_bytes(encode_event(a) + encode_event(a) + encode_event(a))
     assert last_event_id(journal) == (True, a.event_id)
+
+
+def _count(root, rid):
+    import json
+
+    return {e["id"]: e for e in json.loads((root / CHAR / "reflections.json").read_text())}[rid][
+        "user_fact_reinforce_count"
+    ]
+
+
+def test_compaction_refuses_to_discard_an_unapplied_tail(tmp_path):
+    """Found while building suite 6's compactor: seeds come from the views, which do not hold the
+    effect of events after the sentinel, so compacting then silently lost those durable events
+    (replay of the seeds never applied them). Compaction now refuses and writes nothing."""
+    import pytest
+
+    from journal import UnappliedTailError
+    from tests.faults.harness import snapshot_files
+    from tests.faults.scenarios import REFLECTION_IDS, refl_evidence, seeds_from_views
+
+    applied_history(tmp_path)
+    log = EventLog(tmp_path)
+    log.append(CHAR, "reflection.evidence_updated", refl_evidence(REFLECTION_IDS[1], 77))
+    before = snapshot_files(tmp_path)
+    calls: list[str] = []
+    previous = fs.set_fault_hook(lambda call: calls.append(call.op) and None)
+    try:
+        with pytest.raises(UnappliedTailError, match="reconcile first"):
+            log.compact(CHAR, seeds_from_views(tmp_path / CHAR))
+    finally:
+        fs.set_fault_hook(previous)
+    assert calls == [] and snapshot_files(tmp_path) == before
+    Reconciler(log).reconcile(CHAR)
+    log.compact(CHAR, seeds_from_views(tmp_path / CHAR))
+    Reconciler(log).reconcile(CHAR)
+    assert _count(tmp_path, REFLECTION_IDS[1]) == 77
+
+
+def test_seeds_derived_under_the_lock_cannot_revert_a_concurrent_write(tmp_path):
+    """With a precomputed list, a write acknowledged between deriving the seeds and compacting was
+    reverted when the older seeds replayed. A callable is derived under the character lock, so
+    the write is serialised after the compaction and survives."""
+    import threading
+
+    from tests.faults.scenarios import REFLECTION_IDS, record, refl_evidence, seeds_from_views
+
+    applied_history(tmp_path)
+    log = EventLog(tmp_path)
+    writer = threading.Thread(
+        target=record, args=(log, "reflection.evidence_updated", refl_evidence(REFLECTION_IDS[1], 88))
+    )
+
+    def seeds():
+        writer.start()  # it needs the lock compaction holds now
+        return seeds_from_views(tmp_path / CHAR)
+
+    log.compact(CHAR, seeds)
+    writer.join()
+    Reconciler(log).reconcile(CHAR)
+    assert _count(tmp_path, REFLECTION_IDS[1]) == 88
