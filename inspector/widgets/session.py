@@ -25,7 +25,7 @@ from inspector.core.location import Location, LocationError, open_sample, resolv
 from inspector.core.payloads import RecordReader, SummaryCache
 from inspector.core.rediagnose import DiagnosisDelta, diagnose_in_child
 from inspector.core.replay_preview import ReplayPreview, preview_replay
-from inspector.core.timeline import CharacterTimeline, JournalReplaced, Row, SentinelState
+from inspector.core.timeline import CharacterTimeline, JournalReplaced, Row
 from inspector.core.views import LoadedFile, build_provenance, list_view_files, load_file, provenance_of
 from inspector.models.characters_model import CharacterListModel, CharacterRow
 from inspector.models.tables import FindingTableModel, OutboxTableModel
@@ -127,7 +127,6 @@ class SessionController(QObject):
         self.characters_model = CharacterListModel(self)
         self.findings_model = FindingTableModel(self)
         self.outbox_model = OutboxTableModel(self)
-        self._preview: Preview | None = None
         self._current_before_preview: str | None = None
         self._caches: dict[str, SummaryCache] = {}
         self._provenance: dict[str, dict[str, list[int]]] = {}
@@ -191,7 +190,6 @@ class SessionController(QObject):
         self.cancel_load(quiet=True)
         self._gen += 1
         gen = self._gen
-        previous = self.location
         self.location = location
         self.loading_started.emit(location.label)
         post = self.dispatcher.post
@@ -209,10 +207,10 @@ class SessionController(QObject):
             post(lambda: self._on_loaded(gen, result, keep))
 
         def failed(message: str) -> None:
-            post(lambda: self._on_load_failed(gen, location, previous, message))
+            post(lambda: self._on_load_failed(gen, location, message))
 
         def cancelled() -> None:
-            post(lambda: self._on_load_cancelled(gen, location, previous))
+            post(lambda: self._discard_unless_shown(location))
 
         job = self._start_job(f"load:{location.path.name}", work, on_done=done, on_error=failed, on_cancelled=cancelled)
         self._load_job = job
@@ -224,7 +222,7 @@ class SessionController(QObject):
             job.cancel()
             if not quiet:
                 self._gen += 1
-                self._restore_after_failed_load(self.location)
+                self._restore_after_failed_load()
                 self.load_cancelled.emit()
         self._load_job = None
 
@@ -235,7 +233,6 @@ class SessionController(QObject):
     def _on_preview(self, gen: int, preview: Preview) -> None:
         if gen != self._gen:
             return
-        self._preview = preview
         tl = preview.timeline
         cache = SummaryCache(tl, RecordReader(preview.char_dir / JOURNAL_NAME), redact=self.redact)
         for index, (etype, payload) in preview.payloads.items():
@@ -266,7 +263,6 @@ class SessionController(QObject):
                 old.diagnosis.close()  # a reload: keep the location (the sample's scratch copy)
         self.folder = folder
         self.location = folder.location
-        self._preview = None
         keep = keep or self._current_before_preview
         self._current_before_preview = None
         self._caches.clear()
@@ -286,24 +282,20 @@ class SessionController(QObject):
         self.last_refresh = time.time()
         self.loaded.emit(folder)
 
-    def _on_load_failed(self, gen: int, location: Location, previous: Location | None, message: str) -> None:
+    def _on_load_failed(self, gen: int, location: Location, message: str) -> None:
         if gen != self._gen:
             return
         self._load_job = None
-        self._restore_after_failed_load(previous)
+        self._restore_after_failed_load()
         self._discard_unless_shown(location)
         self.load_failed.emit("Cannot open", f"{location.label}: {message}")
-
-    def _on_load_cancelled(self, gen: int, location: Location, previous: Location | None) -> None:
-        self._discard_unless_shown(location)
 
     def _discard_unless_shown(self, location: Location) -> None:
         if self.folder is None or location is not self.folder.location:
             location.discard()
 
-    def _restore_after_failed_load(self, previous: Location | None) -> None:
+    def _restore_after_failed_load(self) -> None:
         """Show the previously loaded folder again (a preview may have replaced it)."""
-        self._preview = None
         shown, self._current_before_preview = self.current or self._current_before_preview, None
         if self.folder is not None:
             self.location = self.folder.location
@@ -372,10 +364,6 @@ class SessionController(QObject):
         state = tl.sentinel_state()
         self.timeline_model.set_sentinel_label(state.counts_text())
         self.sentinel_changed.emit(state)
-
-    def sentinel_state(self) -> SentinelState | None:
-        tl = self.timeline()
-        return tl.sentinel_state() if tl is not None else None
 
     # -- filtering -------------------------------------------------------------------------------------
 
