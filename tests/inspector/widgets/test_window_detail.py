@@ -134,3 +134,18 @@ def test_damaged_line_detail(qtbot, make_inspector_window, tmp_path):  # noqa: F
     assert event.raw.toPlainText() == '{"event_id": "torn-and-'
     legend = window.legend.chips["damaged"]
     assert legend.text() == "damaged line"
+
+
+def test_activating_a_file_finding_shows_the_file(qtbot, make_inspector_window, tmp_path):  # noqa: F811
+    root = two_characters(tmp_path / "memory")
+    (root / "bob" / "reflections.json").write_text("[{broken")
+    window = make_inspector_window()
+    open_and_wait(qtbot, window, root)
+    window.characters.select_name("bob")
+    findings = window.session.findings_model
+    row = next(r for r in range(findings.rowCount()) if findings.index(r, 1).data() == "view.corrupt")
+    window.detail.findings.table.activated.emit(findings.index(row, 0))
+    views = window.detail.views
+    assert window.detail.currentWidget() is views
+    assert views.current_file() == "reflections.json"
+    assert "not valid JSON" in views.error.text()
