@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,10 @@ REFLECTIONS = "reflections.json"
 PERSONA = "persona.json"
 FACTS = "facts.json"
 
-#: A run of 19 digits: the only way to spell an integer outside orjson's 64-bit range.
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: Digits to "0", anything else to ".": a run of 19 "0"s is the only way to spell an integer
+#: outside orjson's 64-bit range (a translate and a find are far faster than a regex here).
+_DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x2E for b in range(256))
+_DIGIT_RUN = b"0" * 19
 
 #: The top-level type each known view must have.
 VIEW_TYPES: dict[str, type] = {REFLECTIONS: list, PERSONA: dict, FACTS: list}
@@ -38,7 +39,7 @@ def parse_json_bytes(data: bytes) -> Any:
         pass
     else:
         # orjson turns integers beyond 64 bits into floats; json keeps them (and saving must too).
-        if _LONG_DIGITS.search(data) is None:
+        if data.translate(_DIGIT_MAP).find(_DIGIT_RUN) < 0:
             return obj
     try:
         return json.loads(data)

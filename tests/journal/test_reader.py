@@ -456,3 +456,76 @@ def test_last_event_id_finds_the_end_of_a_journal_larger_than_max_back(tmp_path)
     body = b"".join(rec(f"id-{n}") for n in range(3_000))
     path = write(tmp_path, body + rec("id-last")[:50])
     assert last_event_id(path, max_back=4096) == (True, "id-2999")
+
+
+# -- many lines at once: the reader parses lines in batches; a batch must never change a result ------
+
+
+def line_by_line(data: bytes) -> tuple[list[Event], list]:
+    """The reference: each line fed alone, so each is classified on its own."""
+    scanner = JournalScanner()
+    events: list[Event] = []
+    defects: list = []
+    for piece in data.split(b"\n")[:-1]:
+        scanner.feed(piece + b"\n", events, defects)
+    scanner.feed(data[data.rfind(b"\n") + 1 :], events, defects)
+    scanner.finish(events, defects)
+    return events, defects
+
+
+def test_lines_that_only_parse_together_are_not_read_as_records(tmp_path):
+    # Joined with commas these three lines are three valid objects (A spans lines 1-2 and line 3
+    # holds two): a batch parse must not be fooled into three clean events.
+    head = b'{"event_id": "id-%s", "type": "fact.added", "ts": "t", "payload": '
+    data = (
+        head % b"A" + b"[{}\n"
+        + b"{}]}\n"
+        + head % b"B" + b"{}}, " + head % b"C" + b"{}}\n"
+        + rec("id-d")
+    )  # fmt: skip
+    result = read_journal(write(tmp_path, data))
+    assert [(d.kind, d.line) for d in result.defects] == [("malformed", 1), ("malformed", 2), ("glued", 3)]
+    assert [e.event_id for e in result.events] == ["id-C", "id-d"]
+    assert (result.events, result.defects) == line_by_line(data)
+
+
+def test_a_big_integer_deep_inside_a_large_batch_is_read_exactly(tmp_path):
+    lines = [rec(f"id-{n}", n=n, h="9e4a0d88cdae7f9d7a73322a59c5517c") for n in range(2_000)]
+    lines[1_234] = rec("id-big", n=-(2**63) - 1)
+    lines[1_500] = rec("id-str", s="12345678901234567890123")  # 19+ digits inside a string only
+    result = read_journal(write(tmp_path, b"".join(lines)))
+    assert result.defects == []
+    by_id = {e.event_id: e for e in result.events}
+    assert by_id["id-big"].payload == {"n": -(2**63) - 1} and by_id["id-big"].line == 1_235
+    assert by_id["id-str"].payload == {"s": "12345678901234567890123"}
+    assert by_id["id-1999"].payload["n"] == 1_999 and type(by_id["id-1999"].payload["n"]) is int
+
+
+def test_a_large_damaged_journal_reads_the_same_in_batches_as_line_by_line(tmp_path):
+    rng_lines: list[bytes] = []
+    for n in range(6_000):
+        line = rec(f"id-{n}", text="猫" * (n % 50), v=n / 7)
+        kind = n % 97
+        if kind == 10:
+            line = line[: len(line) // 2]  # torn and glued to the next one
+        elif kind == 2:
+            line = b"\n"
+        elif kind == 3:
+            line = line.replace(b"\n", b"\r\n")
+        elif kind == 4:
+            line = rec(f"id-{n - 50}")  # duplicate
+        elif kind == 5:
+            line = b'{"event_id": "x%d", "type": "fact.exploded", "ts": "t", "payload": {}}\n' % n
+        elif kind == 6:
+            line = b"\x00" * 30 + b"\n"
+        rng_lines.append(line)
+    data = b"".join(rng_lines) + rec("id-tail")[:20]
+    assert len(data) > 4 * (256 << 10)  # several batches
+    result = read_journal(write(tmp_path, data))
+    assert (result.events, result.defects) == line_by_line(data)
+    streamed: tuple[list[Event], list] = ([], [])
+    for ev, de in iter_journal(write(tmp_path, data), chunk_size=100_003):
+        streamed[0].extend(ev)
+        streamed[1].extend(de)
+    assert streamed == (result.events, result.defects)
+    assert {d.kind for d in result.defects} >= {"glued", "duplicate_event_id", "unknown_type", "malformed", "torn_tail"}

@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journal import ALL_EVENT_TYPES, Defect, Event, JournalRead, encode_event, iter_journal, read_journal
+from journal import ALL_EVENT_TYPES, Defect, Event, JournalRead, encode_event, iter_journal, read_journal, reader
 
 BOM = b"\xef\xbb\xbf"
 
@@ -252,19 +253,23 @@ def test_arbitrary_byte_damage_never_raises_and_intact_lines_read_back_exactly(j
 
 
 @PROPERTY
-@given(case=damaged(STRICT_DAMAGE), chunk_size=st.integers(1, 600))
-def test_reading_in_chunks_of_any_size_gives_the_same_result(journal_path, case, chunk_size):
+@given(case=damaged(STRICT_DAMAGE), chunk_size=st.integers(1, 600), batch=st.integers(1, 400))
+def test_reading_in_chunks_and_batches_of_any_size_gives_the_same_result(journal_path, case, chunk_size, batch):
+    # The reader parses lines in batches of about reader._BATCH bytes; shrink it so these small
+    # journals are cut into many batches, at every place, and compare with one whole-file read.
     _, data = case
-    path = journal_path
-    path.write_bytes(data)
-    whole = read_journal(path)
+    journal_path.write_bytes(data)
+    whole = read_journal(journal_path)
     events: list[Event] = []
     defects: list[Defect] = []
-    for ev, de in iter_journal(path, chunk_size=chunk_size):
-        events.extend(ev)
-        defects.extend(de)
+    with mock.patch.object(reader, "_BATCH", batch):
+        for ev, de in iter_journal(journal_path, chunk_size=chunk_size):
+            events.extend(ev)
+            defects.extend(de)
+        batched = read_journal(journal_path)
     assert events == whole.events
     assert defects == whole.defects
+    assert (batched.events, batched.defects) == (whole.events, whole.defects)
 
 
 @PROPERTY
