@@ -173,6 +173,7 @@ def _entry_values(char_dir: Any) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(max(600.0, SECONDS + 300))  # a long MI_SOAK_SECONDS run outlasts the 600 s default
 def test_writers_reconciler_compaction_and_a_reader_process_at_once(tmp_path):
     root = tmp_path / "root"
     prepare_soak(root)

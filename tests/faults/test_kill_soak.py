@@ -69,6 +69,7 @@ class Acks:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(TIME_CAP + 300)  # a long MI_SOAK_KILLS run outlasts the suite's 600 s default
 def test_sigkill_soak_loses_no_acknowledged_event(tmp_path):
     root = tmp_path / "root"
     prepare_soak(root)
