@@ -41,17 +41,26 @@ def shown(qtbot, inspector_window, tmp_path):  # noqa: F811  (a fixture)
     return inspector_window, root
 
 
+def _every_model(window):
+    s, d = window.session, window.detail
+    return [s.timeline_model, s.characters_model, s.findings_model, s.outbox_model,
+            d.views.tree_model, d.views.provenance_model, d.views.preview_model, d.event_detail.tree_model]
+
+
 def test_live_append_is_an_inserted_row(qtbot, qtmodeltester, shown):
     window, root = shown
     model = window.session.timeline_model
-    qtmodeltester.check(model)
+    window.timeline.setCurrentIndex(model.index(5, 0))  # fills the detail models too
+    for m in _every_model(window):
+        qtmodeltester.check(m)
     assert window.session.watch_status.mode == "watching"
     before = model.rowCount()
     window.timeline.selectRow(10)
     with qtbot.assertNotEmitted(model.modelReset), qtbot.waitSignal(model.rowsInserted, timeout=WAIT_MS):
         _write_in_thread(root)
     qtbot.waitUntil(lambda: model.rowCount() == before + 1, timeout=WAIT_MS)
-    qtmodeltester.check(model)
+    for m in _every_model(window):
+        qtmodeltester.check(m)
     new = model.row_at(before)
     assert new.type == "reflection.evidence_updated" and new.entry == "ref_0000000000000002"
     assert model.index(before, 4).data() == "rein 42.00 · (user_fact)"
