@@ -27,6 +27,16 @@ never triggers step 3; the round's older queued payloads may then overwrite its 
 after the drain replays those newer events on top, so the newest payload for each entry wins
 before the round ends, and the sentinel ends at the journal end. A round whose tail was empty
 applied nothing and needs no probe.
+
+Once such a round has caught up, that same writer legitimately moves the sentinel again. So at a
+probe (not between two steps, where step 3 applies unchanged), a sentinel that another writer
+moved to a later event is taken over instead of freezing the round, provided every event up to it
+was appended after the round's last write: nothing the round replayed can have overwritten those
+events, and their writers applied them on top. Likewise a journal replaced at that point (a
+compaction, which our ``compact`` allows only with nothing pending) is taken over with its reset
+sentinel. Anything else still freezes the round, as step 3 says. Without this, a round running
+beside busy writers would freeze and re-apply their events, and under unbroken traffic leave
+older values behind the sentinel.
 """
 
 from __future__ import annotations
@@ -117,6 +127,9 @@ class ReplayReport:
         left_behind: events after this round's own last-applied position when the probe bound was
             hit. With a frozen sentinel they sit behind it and no later boot replays them; without,
             they are still pending.
+        rebased: times a probe found that another writer had moved the sentinel (or replaced the
+            journal) after this round's last step, and the round continued from that sentinel
+            instead of freezing (see the module docstring).
         cancelled: the caller asked to stop between events.
         until_reached: replay stopped on purpose after the requested event.
         temp_files_removed: leftover temp files of interrupted atomic writes removed before the
@@ -133,6 +146,7 @@ class ReplayReport:
     frozen: bool = False
     rescans: int = 0
     left_behind: int = 0
+    rebased: int = 0
     cancelled: bool = False
     until_reached: bool = False
     temp_files_removed: list[str] = field(default_factory=list)
@@ -197,8 +211,11 @@ class _JournalFollower:
             self._index[ev.event_id] = len(self.events)
             self.events.append(ev)
 
-    def refresh(self) -> None:
+    def refresh(self) -> bool:
         """Take in what was appended since the last refresh.
+
+        Returns:
+            Whether the journal was replaced, shrank or disappeared since (it was read afresh).
 
         Raises:
             OSError: the journal exists but cannot be read.
@@ -206,17 +223,20 @@ class _JournalFollower:
         for ev in self.events[self._committed :]:
             self._index.pop(ev.event_id, None)
         del self.events[self._committed :]
+        replaced = False
         try:
             fh = open(self.path, "rb")
         except FileNotFoundError:
             if self._identity is not None:
                 self._reset()
-            return
+                replaced = True
+            return replaced
         with fh:
             st = os.fstat(fh.fileno())
             identity = (st.st_dev, st.st_ino)
             if self._identity is not None and (identity != self._identity or st.st_size < self._pos):
                 self._reset()
+                replaced = True
             self._identity = identity
             fh.seek(self._pos)
             fresh: list[Event] = []
@@ -237,6 +257,12 @@ class _JournalFollower:
                 for ev in tentative:
                     seen.discard(ev.event_id)  # added by this probe only: it stays uncommitted
                 self._add(tentative)
+        return replaced
+
+    @property
+    def size(self) -> int:
+        """Bytes read so far (the journal's size at the last refresh)."""
+        return self._pos
 
     def index(self, event_id: str) -> int:
         return self._index.get(event_id, -1)
@@ -245,6 +271,24 @@ class _JournalFollower:
         """Events after ``event_id``; the whole body when it is ``None`` or not in the journal."""
         i = self._index.get(event_id, -1) if event_id is not None else -1
         return self.events[i + 1 :]
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _claimed_after(follower: _JournalFollower, own_last: str | None, current: str | None, own_end: int) -> bool:
+    """Whether sentinel ``current`` is later in the journal than ``own_last`` and every event up to
+    it was appended after byte ``own_end`` (after the round's last write, so nothing the round
+    replayed can have overwritten it: its writer applied it on top)."""
+    pos = follower.index(current) if current is not None else -1
+    start = follower.index(own_last) if own_last is not None else -1
+    if pos < 0 or (own_last is not None and start < 0) or pos <= start:
+        return False
+    return all(ev.offset >= own_end for ev in follower.events[start + 1 : pos + 1])
 
 
 class Reconciler:
@@ -307,6 +351,9 @@ class Reconciler:
             # One consistent starting point: no writer of this process between these two reads.
             expected = store.read_sentinel().event_id
             follower.refresh()
+        # Journal bytes that existed when this round last wrote: only events appended before that
+        # can have been overwritten by the round's older payloads.
+        own_end = follower.size
         report.sentinel_before = own_last = expected
         queue = follower.after(expected)
         report.tail = len(queue)
@@ -335,6 +382,7 @@ class Reconciler:
                         if stop is None and not frozen:
                             try:
                                 store.write_sentinel(ev.event_id)
+                                own_end = _size(follower.path)
                             except OSError as exc:
                                 stop = ReplayStop(
                                     ev.event_id,
@@ -408,7 +456,19 @@ class Reconciler:
             if hooks.before_probe is not None:
                 hooks.before_probe(report.rescans + 1)
             report.rescans += 1
-            follower.refresh()
+            with lock:
+                replaced = follower.refresh()
+                if not frozen:
+                    current = store.read_sentinel().event_id
+                    if replaced or (current != expected and _claimed_after(follower, own_last, current, own_end)):
+                        # Another writer moved the sentinel (or compacted the journal) after this
+                        # round's last write: its claim covers only events this round could not
+                        # have overwritten, so the round continues from there instead of freezing.
+                        report.rebased += 1
+                        log.info("%s: continuing from the sentinel another writer set after the last step", character)
+                        expected = own_last = current
+                        if replaced:
+                            own_end = 0
             queue, i = follower.after(own_last), 0
             if not queue:
                 break

@@ -287,21 +287,54 @@ def test_unbroken_traffic_of_our_writer_leaves_the_rest_pending_for_the_next_rou
     assert world.reinforcement() == world.fold()
 
 
-def test_our_writer_advancing_after_the_round_caught_up_freezes_harmlessly(world: World) -> None:
+def test_a_writer_advancing_after_the_round_caught_up_is_taken_over_without_freezing(world: World) -> None:
     e1 = world.pending_evidence("ref_a", 1.0)
     live: list[Event] = []
 
     def after_event(ev: Event) -> None:
         if not live:
             # The round just applied the last event: the sentinel is at the end, so this write
-            # legitimately moves it. The round cannot tell this writer from one that orphans a tail.
+            # legitimately moves it, on top of everything the round replayed.
             live.append(world.our_write("ref_a", 2.0))
             assert sentinel_id(world.cd) == live[0].event_id
 
     report = world.reconciler(ReconcileHooks(after_event=after_event)).reconcile(CHAR)
-    assert report.frozen and report.complete
-    assert report.applied == ids([e1, live[0]])  # re-applied: idempotent
+    assert not report.frozen and report.rebased == 1 and report.complete
+    assert report.applied == [e1.event_id]  # the live event is not re-applied
     assert world.reinforcement()["ref_a"] == 2.0 and sentinel_id(world.cd) == live[0].event_id
+
+
+def test_a_server_write_after_the_last_step_is_taken_over_too(world: World) -> None:
+    e1 = world.pending_evidence("ref_a", 1.0)
+    live: list[Event] = []
+
+    def after_event(ev: Event) -> None:
+        if not live:
+            live.append(world.server_write("ref_b", 4.0))
+
+    report = world.reconciler(ReconcileHooks(after_event=after_event)).reconcile(CHAR)
+    assert not report.frozen and report.rebased == 1 and report.applied == [e1.event_id]
+    assert world.reinforcement() == world.fold() and sentinel_id(world.cd) == live[0].event_id
+
+
+def test_a_sentinel_moved_past_an_event_the_round_may_have_overwritten_still_freezes(world: World) -> None:
+    e1 = world.pending_evidence("ref_a", 1.0)
+    e2 = world.pending_evidence("ref_a", 2.0)
+    live: list[Event] = []
+
+    def after_event(ev: Event) -> None:
+        if ev.event_id == e1.event_id:
+            # Appended during the drain; e2's older payload then overwrites it.
+            live.append(world.our_write("ref_a", 7.0))
+        elif ev.event_id == e2.event_id and len(live) == 1:
+            # A writer that moves the sentinel unconditionally, past the overwritten event.
+            live.append(world.server_write("ref_b", 3.0))
+
+    report = world.reconciler(ReconcileHooks(after_event=after_event)).reconcile(CHAR)
+    assert report.frozen and report.rebased == 0
+    assert report.applied == ids([e1, e2, *live])
+    assert world.reinforcement() == world.fold() == {"ref_a": 7.0, "ref_b": 3.0, "ref_c": 0.0, "ref_d": 0.5}
+    assert sentinel_id(world.cd) == live[1].event_id
 
 
 # -- 4. a raising handler ---------------------------------------------------------------------------
@@ -694,10 +727,13 @@ def test_a_compaction_during_the_round_replays_the_new_body(world: World) -> Non
             world.log.compact(CHAR, seeds)  # replaces the journal and resets the sentinel to null
 
     report = world.reconciler(ReconcileHooks(after_event=after_event)).reconcile(CHAR)
-    assert report.frozen  # the sentinel was reset under the round
+    # The compaction came after the round's last step: the round takes over the new journal and
+    # its reset sentinel, and replays the seeds like a fresh round would.
+    assert not report.frozen and report.rebased == 1 and report.complete
     seed_ids = event_ids(world.cd)
     assert report.applied == [e1.event_id, *seed_ids]
     assert world.reinforcement()["ref_b"] == 8.0
+    assert sentinel_id(world.cd) == seed_ids[-1]
 
 
 # -- the incremental journal reader ---------------------------------------------------------------------
