@@ -2,8 +2,9 @@
 
 Starting states are crashed folders of suite 1's scenarios whose recovery has work to do (a
 seeded sample, distinct by the recovery's call sequence), plus the replay scenario's pending tail.
-A dry pass records the recovery's calls; then a child runs the recovery and dies before and after
-each of them (torn writes included), and the parent recovers again and checks every invariant.
+A dry pass records the recovery's calls (and checks their durability order); then a child runs the
+recovery and dies before and after each of them (torn writes included), and the parent recovers
+again and checks every invariant.
 For the longest recovery, the second recovery is crashed too, at a seeded sample of its calls.
 """
 
@@ -77,10 +78,10 @@ def _crash_recovery_everywhere(
     shutil.copytree(start, dry)
     rtrace, _, error = dry_pass("recovery", dry)
     assert error is None, error
+    found = [f"{label} / recovery: {p}" for p in crashkit.durability_violations(rtrace, returned=True)]
     points = crashkit.crash_points(rtrace, dry)
     if sample is not None and len(points) > sample:
         points = random.Random(f"{SEED}-{label}").sample(points, sample)
-    found: list[str] = []
     for point in points:
         root, more_durable, problems = crash_and_check(z, "recovery", start, base, point, work)
         report = reconcile(root)

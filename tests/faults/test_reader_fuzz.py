@@ -34,7 +34,17 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journal import DEFECT_KINDS, Defect, Event, JournalRead, JournalTail, encode_event, last_event_id, read_journal
+from journal import (
+    DEFECT_KINDS,
+    Defect,
+    Event,
+    JournalRead,
+    JournalScanner,
+    JournalTail,
+    encode_event,
+    last_event_id,
+    read_journal,
+)
 from tests.faults.harness import count
 
 BOM = b"\xef\xbb\xbf"
@@ -433,7 +443,13 @@ def _mutation_problems(name: str, seed: bytes, d: Damaged, path: Path) -> list[s
     data = bytes(d.data)
     path.write_bytes(seed)
     original = read_journal(path)
+    # Every record the seed holds, duplicates included: damage to an earlier copy makes a later
+    # one the first occurrence, which the reader then rightly returns.
     written = {_canon(e) for e in original.events}
+    for line in _lines(seed)[0]:
+        alone: list[Event] = []
+        JournalScanner().feed(line + b"\n", alone, [])
+        written.update(_canon(e) for e in alone)
     seed_lines, _ = _lines(seed)
     line_to_id = {seed_lines[e.line - 1]: e.event_id for e in original.events}
     path.write_bytes(data)
