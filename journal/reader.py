@@ -7,6 +7,8 @@ The reader never raises on content. Each physical line (split on ``\\n``) become
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import secrets
@@ -407,9 +409,29 @@ def iter_journal(path: str | os.PathLike[str], chunk_size: int = _BATCH) -> Iter
                 if events or defects:
                     yield events, defects
                 return
-            scanner.feed(chunk, events, defects)
+            with _gc_paused():  # never across a yield
+                scanner.feed(chunk, events, defects)
             if events or defects:
                 yield events, defects
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while one chunk of a file is classified.
+
+    Everything a read allocates stays alive at least until the chunk is done (for read_journal:
+    until the end), so each automatic collection in between walks ever larger generations and
+    finds nothing: that was ~40% of read_journal's time on a large journal. Collections still
+    run between chunks, and a collector that was already disabled is left alone.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def read_journal(path: str | os.PathLike[str]) -> JournalRead:
@@ -420,7 +442,8 @@ def read_journal(path: str | os.PathLike[str]) -> JournalRead:
         with open(path, "rb") as fh:
             result.present = True
             while chunk := fh.read(_CHUNK):
-                scanner.feed(chunk, result.events, result.defects)
+                with _gc_paused():
+                    scanner.feed(chunk, result.events, result.defects)
             scanner.finish(result.events, result.defects)
     except FileNotFoundError:
         result.present = False

@@ -529,3 +529,18 @@ def test_a_large_damaged_journal_reads_the_same_in_batches_as_line_by_line(tmp_p
         streamed[1].extend(de)
     assert streamed == (result.events, result.defects)
     assert {d.kind for d in result.defects} >= {"glued", "duplicate_event_id", "unknown_type", "malformed", "torn_tail"}
+
+
+def test_read_journal_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    import gc
+
+    path = write(tmp_path, rec("id-a") + b"junk\n" + rec("id-b"))
+    assert gc.isenabled()
+    assert len(read_journal(path).events) == 2
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert len(read_journal(path).events) == 2
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
