@@ -20,8 +20,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.write_line(
         f"  ({c['recovery crash states']} of the crash states during recovery; "
         f"{c['silent successes']} silent successes among the fault cases; "
-        f"kill soak {c['kill soak seconds']} s, {c['acknowledged events']} acknowledged events; "
-        f"{c['known-limit reverts']} known-limit reverts in the concurrency soak)"
+        f"kill soak {c['kill soak seconds']} s, {c['acknowledged events']} acknowledged events)"
     )
     for message in VIOLATIONS[:20]:
         terminalreporter.write_line(f"  violation: {message}")

@@ -50,7 +50,6 @@ COUNTS: dict[str, float] = {
     "acknowledged events": 0,
     "fuzz examples": 0,
     "soak seconds": 0,
-    "known-limit reverts": 0,
     "violations": 0,
 }
 VIOLATIONS: list[str] = []
