@@ -32,7 +32,10 @@ for each of thousands of checks.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
+import itertools
+import operator
 import os
 import pickle
 import re
@@ -902,27 +905,44 @@ def _scan_second_half(path: Path, split: int) -> _Scan:
 
 def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> tuple[_Scan, bool]:
     """Scan the first half here and the second in a forked child; returns the merged scan and
-    whether all event ids are distinct."""
+    whether all event ids are distinct.
+
+    The child numbers its lines from 0 and, when done, learns the first half's line count from
+    this process (a second pipe), so it never has to count them itself.
+    """
     read_end, write_end = os.pipe()
+    base_read, base_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: scan the second half, send it back, and leave at once
         status = 1
         try:
             os.close(read_end)
-            payload = _pack(_scan_second_half(path, split))
+            os.close(base_write)
+            with open(path, "rb") as own:
+                own.seek(split)
+                part = _fast_scan(own, start=split)
+            base = int(os.read(base_read, 64) or b"x")  # raises if the parent gave up
+            _shift_lines(part, base)
+            payload = _pack(part)
             with os.fdopen(write_end, "wb") as out:
                 out.write(payload)
             status = 0
         finally:
             os._exit(status)
     os.close(write_end)
+    os.close(base_read)
     try:
         first = _fast_scan(fh, end=split)
+        os.write(base_write, str(first.lines).encode())
+        os.close(base_write)
+        base_write = -1
         seen = set(first.events.event_ids)
         chunks = []
         while chunk := os.read(read_end, 1 << 20):
             chunks.append(chunk)
     finally:
+        if base_write >= 0:
+            os.close(base_write)
         os.close(read_end)
         _, status = os.waitpid(pid, 0)
     second: _Scan | None = None
@@ -935,6 +955,13 @@ def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> tuple[_Scan, bool]:
         second_unique = len(set(second.events.event_ids)) == len(second.events.event_ids)
     unique = second_unique and len(seen) == len(first.events.event_ids) and seen.isdisjoint(second.events.event_ids)
     return _merge(first, second), unique
+
+
+def _shift_lines(part: _Scan, base: int) -> None:
+    """Renumber a part scanned from line 0 so that it starts after ``base`` lines."""
+    part.events.lines = array("q", map(operator.add, part.events.lines, itertools.repeat(base)))
+    part.defects = [dataclasses.replace(d, line=d.line + base) for d in part.defects]
+    part.lines += base
 
 
 def _join(strings: list[str]) -> bytes | None:
