@@ -22,7 +22,6 @@ Typical use::
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -672,7 +671,9 @@ def add_zip_member(zip_path: Path, name: str, data: bytes = b"x", *, symlink: bo
 @contextlib.contextmanager
 def server_lock_held(runtime_dir: Path) -> Iterator[Path]:
     """Act as a running memory server: hold ``flock`` on ``launcher.lock`` in ``runtime_dir`` and
-    point ``NEKO_RUNTIME_STATE_DIR`` at it for the duration (restored afterwards)."""
+    point ``NEKO_RUNTIME_STATE_DIR`` at it for the duration (restored afterwards). POSIX only."""
+    import fcntl  # here, so that the rest of the builder (and the sample script) runs anywhere
+
     runtime_dir.mkdir(parents=True, exist_ok=True)
     lock = runtime_dir / "launcher.lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
