@@ -239,7 +239,7 @@ def test_failure_at_every_call_leaves_no_temp_and_old_content_or_new_content_who
             fs.atomic_write_bytes(target, b'["new"]')
         assert open_fds() == fds, f"descriptor leaked after failure at call {index}"
         assert temp_litter(folder) == [], f"temp litter after failure at call {index}"
-        if index < 4 or index == 4:  # before the replace: the old content (or no file) survives
+        if index <= 4:  # up to and including the replace: the old content (or no file) survives
             assert listing(folder) == ({"view.json": b'["old"]'} if existing else {})
         else:  # the folder fsync after the replace failed: the new content is whole
             assert listing(folder) == {"view.json": b'["new"]'}
