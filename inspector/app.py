@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -201,7 +202,12 @@ def run_gui(path: str | None, *, redact: bool, screenshot: str | None) -> int:
         return status
     window.show()
     window.raise_()
-    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+    # Ctrl+C in the terminal closes the window (stopping the watcher and jobs) instead of being
+    # ignored: Python handles signals only when it runs, so a timer wakes it now and then.
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    wake = QTimer(window)
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
     return app.exec()
 
 
