@@ -41,6 +41,7 @@ from journal.log import (
     check_character_name,
     compaction_status,
 )
+from journal.outbox import OutboxOp, OutboxRead, parse_outbox, read_outbox
 from journal.reader import (
     DEFECT_KINDS,
     Defect,
@@ -104,6 +105,8 @@ __all__ = [
     "JournalScanner",
     "JournalTail",
     "MemoryStore",
+    "OutboxOp",
+    "OutboxRead",
     "PayloadError",
     "ReconcileHooks",
     "Reconciler",
@@ -133,7 +136,9 @@ __all__ = [
     "last_event_id",
     "load_view",
     "new_event",
+    "parse_outbox",
     "read_journal",
+    "read_outbox",
     "read_sentinel",
     "startup_sequence",
     "validate_shard_name",
