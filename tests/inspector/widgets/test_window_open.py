@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
 from inspector.core import location as location_mod
@@ -107,7 +107,7 @@ def test_drag_and_drop_a_folder(qtbot, inspector_window, tmp_path):  # noqa: F81
     root = two_characters(tmp_path / "memory")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(root))])
-    enter = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     inspector_window.dragEnterEvent(enter)
     assert enter.isAccepted()
@@ -118,7 +118,7 @@ def test_drag_and_drop_a_folder(qtbot, inspector_window, tmp_path):  # noqa: F81
     assert inspector_window.session.location.path == root
     text = QMimeData()
     text.setText("hello")
-    refused = QDragEnterEvent(QPointF(10, 10), Qt.DropAction.CopyAction, text, Qt.MouseButton.LeftButton,
+    refused = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, text, Qt.MouseButton.LeftButton,
                               Qt.KeyboardModifier.NoModifier)
     inspector_window.dragEnterEvent(refused)
     assert not refused.isAccepted()
