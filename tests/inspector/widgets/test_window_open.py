@@ -103,12 +103,21 @@ def test_zip_export_opens_read_only_and_is_not_watched(qtbot, inspector_window, 
     assert not extracted.exists()  # the private copy goes with the window
 
 
+def _drag_enter(mime: QMimeData) -> QDragEnterEvent:
+    """A drag-enter event at (10, 10): PySide6 6.12 takes a QPointF (its QPoint overload is
+    deprecated), earlier bindings take only a QPoint."""
+    rest = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    try:
+        return QDragEnterEvent(QPointF(10, 10), *rest)
+    except TypeError:
+        return QDragEnterEvent(QPoint(10, 10), *rest)
+
+
 def test_drag_and_drop_a_folder(qtbot, inspector_window, tmp_path):  # noqa: F811
     root = two_characters(tmp_path / "memory")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(root))])
-    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = _drag_enter(mime)
     inspector_window.dragEnterEvent(enter)
     assert enter.isAccepted()
     drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
@@ -118,8 +127,7 @@ def test_drag_and_drop_a_folder(qtbot, inspector_window, tmp_path):  # noqa: F81
     assert inspector_window.session.location.path == root
     text = QMimeData()
     text.setText("hello")
-    refused = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, text, Qt.MouseButton.LeftButton,
-                              Qt.KeyboardModifier.NoModifier)
+    refused = _drag_enter(text)
     inspector_window.dragEnterEvent(refused)
     assert not refused.isAccepted()
 
