@@ -47,7 +47,7 @@ import threading
 import weakref
 import zipfile
 from array import array
-from collections.abc import Hashable, Iterable, Iterator, MutableSequence, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -72,6 +72,10 @@ from journal.handlers import (
 from journal.log import COMPACT_DAYS_THRESHOLD, COMPACT_LINES_THRESHOLD
 from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, OUTBOX_NAME, OutboxOp, OutboxRead, parse_outbox
 from journal.reader import Defect, JournalScanner
+from journal.runtime import LAUNCHER_LOCK as LAUNCHER_LOCK
+from journal.runtime import RUNTIME_DIR_ENV as RUNTIME_DIR_ENV
+from journal.runtime import LauncherLock, check_launcher_lock
+from journal.runtime import runtime_state_dir as runtime_state_dir
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard, validate_shard_name
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, load_view, parse_json_bytes, read_sentinel
 
@@ -151,8 +155,6 @@ CHARACTER_MARKERS = frozenset(
 TEMP_NEW_RE = re.compile(r"\.nkatmp[0-9a-f]{8}\.tmp")
 TEMP_OLD_RE = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
 
-LAUNCHER_LOCK = "launcher.lock"
-RUNTIME_DIR_ENV = "NEKO_RUNTIME_STATE_DIR"
 
 
 def _now() -> datetime:
@@ -436,20 +438,8 @@ class EventList(MutableSequence[EventInfo]):
 _NOT_APPLIED = bytes([0] + [1] * 255)
 
 
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
-    """Whether the memory server's launcher holds its lock (memory-format §6.2).
-
-    Attributes:
-        state: ``running`` (the lock is held by someone), ``free`` (we could take it, and let it
-            go at once; or there is no lock file), ``unknown`` (any other error).
-        lock_path: the ``launcher.lock`` that was probed.
-        message: in words.
-    """
-
-    state: str
-    lock_path: str
-    message: str
+#: The launcher-lock probe's value (:class:`journal.runtime.LauncherLock`; ``lock_path`` is its path).
+ServerStatus = LauncherLock
 
 
 @dataclass(slots=True)
@@ -607,72 +597,13 @@ class Diagnosis:
 # -- the memory server's launcher lock (memory-format §6.2) -------------------------------------------
 
 
-def runtime_state_dir(environ: dict[str, str] | None = None) -> Path:
-    """The per-user runtime folder holding ``launcher.lock`` (``NEKO_RUNTIME_STATE_DIR`` wins)."""
-    env = os.environ if environ is None else environ
-    override = env.get(RUNTIME_DIR_ENV)
-    if override:
-        return Path(override)
-    if sys.platform == "win32":
-        base = env.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "N.E.K.O.runtime"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "N.E.K.O.runtime"
-    return Path.home() / ".local" / "state" / "N.E.K.O" / "runtime"
-
-
-def server_status(environ: dict[str, str] | None = None) -> ServerStatus:
-    """Probe the launcher lock without creating anything: try a non-blocking exclusive lock.
+def server_status(environ: Mapping[str, str] | None = None) -> ServerStatus:
+    """Probe the launcher lock without creating anything (see :func:`journal.runtime.check_launcher_lock`).
 
     Contention means the app is running; getting the lock means it is not (the lock is released
     at once); a missing lock file means it is not; any other error means unknown.
     """
-    lock = runtime_state_dir(environ) / LAUNCHER_LOCK
-    where = str(lock)
-    try:
-        fd = os.open(lock, os.O_RDWR if sys.platform == "win32" else os.O_RDONLY)
-    except FileNotFoundError:
-        return ServerStatus("free", where, "no launcher.lock: the app is not running")
-    except OSError as exc:
-        return ServerStatus("unknown", where, f"cannot open {where}: {exc.strerror or exc}")
-    try:
-        held = _lock_is_held(fd)
-        if held is None:
-            return ServerStatus("unknown", where, f"cannot probe the lock on {where}")
-        if not held:
-            return ServerStatus("free", where, "launcher.lock is not held: the app is not running")
-        pid = ""
-        with contextlib.suppress(OSError):
-            os.lseek(fd, 0, os.SEEK_SET)
-            pid = os.read(fd, 32).decode("ascii", "replace").strip()
-        who = f" by pid {pid}" if pid.isdigit() else ""
-        return ServerStatus("running", where, f"launcher.lock is held{who}: the memory server is running")
-    finally:
-        os.close(fd)
-
-
-def _lock_is_held(fd: int) -> bool | None:
-    if sys.platform == "win32":
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except PermissionError:
-            return True
-        except OSError:
-            return None
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        return False
-    import fcntl
-
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return None
-    fcntl.flock(fd, fcntl.LOCK_UN)
-    return False
+    return check_launcher_lock(env=environ)
 
 
 # -- careful file access ---------------------------------------------------------------------------

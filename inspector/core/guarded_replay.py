@@ -31,6 +31,7 @@ command line uses. The window runs the same steps itself, off the GUI thread.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import getpass
 import hashlib
 import json
@@ -48,13 +49,15 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from journal import fs
+from journal import fs, runtime
 from journal.errors import InvalidCharacterError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import HandlerRegistry, archive_target, entry_ref
 from journal.log import EventLog, check_character_name
 from journal.reader import read_journal
 from journal.reconcile import DryRun, FolderDiff, Reconciler, ReplayReport, ReplayStop, dry_run
+from journal.runtime import LauncherLock
+from journal.runtime import runtime_state_dir as runtime_state_dir
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
 from journal.views import PERSONA, REFLECTIONS, VIEW_TYPES, load_view, parse_json_bytes, read_sentinel
 
@@ -243,91 +246,14 @@ def resolve_target(path: str | os.PathLike[str], character: str) -> ReplayTarget
 # -- launcher lock (memory-format §6.2) -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class LauncherLock:
-    """Whether the memory server's launcher holds its lock.
-
-    Attributes:
-        state: ``running`` (the lock is held), ``free`` (we could take it, or no lock file), or
-            ``unknown`` (another error: treated like ``running`` by the guard).
-        path: the lock file that decided it (the primary location when none exists).
-        message: the finding in words.
-    """
-
-    state: str
-    path: str
-    message: str
-
-
-def runtime_state_dir(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """The per-user folder holding ``launcher.lock`` (``NEKO_RUNTIME_STATE_DIR`` overrides it)."""
-    env = os.environ if env is None else env
-    platform = sys.platform if platform is None else platform
-    override = env.get("NEKO_RUNTIME_STATE_DIR")
-    if override:
-        return Path(override)
-    home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
-    if platform.startswith("win"):
-        local = env.get("LOCALAPPDATA")
-        return Path(local) / "N.E.K.O.runtime" if local else home / "AppData" / "Local" / "N.E.K.O.runtime"
-    if platform == "darwin":
-        return home / "Library" / "Application Support" / "N.E.K.O.runtime"
-    return home / ".local" / "state" / "N.E.K.O" / "runtime"
-
-
-def _legacy_lock_files(env: Mapping[str, str], platform: str) -> list[Path]:
-    """Lock files of older launchers (memory-format §6.2, legacy locations)."""
-    out: list[Path] = []
-    if platform.startswith("win"):
-        local = env.get("LOCALAPPDATA")
-        if local:
-            out.append(Path(local) / "N.E.K.O" / "runtime" / "launcher.lock")
-        return out
-    xdg_runtime = env.get("XDG_RUNTIME_DIR")
-    if xdg_runtime:
-        out.append(Path(xdg_runtime) / "neko" / "launcher.lock")
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    out.append(Path(f"/tmp/neko-runtime-{uid}") / "launcher.lock")
-    out.append(Path("/tmp/neko_launcher.lock"))
-    return out
-
-
-def probe_lock_file(path: str | os.PathLike[str]) -> LauncherLock:
-    """Try a non-blocking exclusive lock on ``path``; release it at once.
-
-    Getting it means ``free``, contention means ``running``, any other error ``unknown``. A missing
-    file is ``free`` and is never created.
-    """
-    p = os.fspath(path)
-    try:
-        fd = os.open(p, os.O_RDWR if sys.platform == "win32" else os.O_RDONLY)
-    except FileNotFoundError:
-        return LauncherLock("free", p, f"no launcher lock at {p}")
-    except OSError as exc:
-        return LauncherLock("unknown", p, f"cannot open the launcher lock {p}: {exc.strerror or exc}")
-    try:
-        if sys.platform == "win32":  # pragma: no cover - Windows only
-            import msvcrt
-
-            try:
-                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-            except OSError:
-                return LauncherLock("running", p, f"the memory server is running (launcher lock {p} is held)")
-            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-            return LauncherLock("free", p, f"the launcher lock {p} is free")
-        import errno
-        import fcntl
-
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                return LauncherLock("running", p, f"the memory server is running (launcher lock {p} is held)")
-            return LauncherLock("unknown", p, f"cannot test the launcher lock {p}: {exc.strerror or exc}")
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return LauncherLock("free", p, f"the launcher lock {p} is free")
-    finally:
-        os.close(fd)
+#: How the replay guard words each finding of the probe (``check`` keeps the journal's wording).
+_LOCK_WORDING = {
+    "missing": "no launcher lock at {path}",
+    "not_held": "the launcher lock {path} is free",
+    "held": "the memory server is running (launcher lock {path} is held)",
+    "open_error": "cannot open the launcher lock {path}: {error}",
+    "lock_error": "cannot test the launcher lock {path}: {error}",
+}
 
 
 def check_launcher_lock(
@@ -336,24 +262,14 @@ def check_launcher_lock(
     env: Mapping[str, str] | None = None,
     platform: str | None = None,
 ) -> LauncherLock:
-    """Whether the memory server runs, from its launcher lock (memory-format §6.2).
+    """Whether the memory server runs: :func:`journal.runtime.check_launcher_lock`, worded for replay.
 
     ``state_dir`` (or ``NEKO_RUNTIME_STATE_DIR``) names the one folder to look in; otherwise the
-    platform's folder and the legacy locations are all tried and the worst state wins.
+    platform's folder and the legacy locations are all tried and the worst state wins. The guard
+    treats ``unknown`` like ``running``.
     """
-    env = os.environ if env is None else env
-    platform = sys.platform if platform is None else platform
-    if state_dir is not None:
-        return probe_lock_file(Path(state_dir) / "launcher.lock")
-    primary = runtime_state_dir(env, platform) / "launcher.lock"
-    if env.get("NEKO_RUNTIME_STATE_DIR"):
-        return probe_lock_file(primary)
-    results = [probe_lock_file(p) for p in [primary, *_legacy_lock_files(env, platform)]]
-    for state in ("running", "unknown"):
-        for r in results:
-            if r.state == state:
-                return r
-    return results[0]
+    lock = runtime.check_launcher_lock(state_dir, env=env, platform=platform)
+    return dataclasses.replace(lock, message=_LOCK_WORDING[lock.cause].format(path=lock.path, error=lock.error))
 
 
 # -- preflight ------------------------------------------------------------------------------------

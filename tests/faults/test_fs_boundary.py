@@ -26,7 +26,7 @@ ALLOWED = {
     "handlers:FolderStore.save_shard": "durable=False only: the scratch copy's archive folder",
     "diagnose:_extract_zip": "extracts a .zip export into a private temp folder",
     "diagnose:_TempRoot.__init__": "removes that private temp folder when the diagnosis is dropped",
-    "diagnose:server_status": "opens the launcher lock read-only to probe it (outside the data root)",
+    "runtime:probe_lock_file": "opens the launcher lock read-only to probe it (outside the data root)",
     "diagnose:_parallel_scan": "os.fdopen of a pipe to its scan helper, not a file",
 }
 
