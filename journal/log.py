@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import copy
+import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -11,7 +13,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from journal import fs
+import orjson
+
+from journal import fs, handlers
 from journal.errors import InvalidCharacterError, UnappliedTailError, UnknownEventTypeError
 from journal.events import (
     JOURNAL_NAME,
@@ -22,6 +26,7 @@ from journal.events import (
     new_event,
     now_iso,
 )
+from journal.handlers import _encode_entry
 from journal.reader import JournalRead, last_event_id, read_journal
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, append_entries, choose_shard, ensure_shard
 from journal.views import (
@@ -112,6 +117,132 @@ def compaction_status(journal_path: str | os.PathLike[str], now: datetime | None
     return CompactionStatus(reason is not None, lines, oldest, age, reason)
 
 
+@dataclass(slots=True)
+class _JournalEnd:
+    """The journal as this process left it after its own fsync'd append.
+
+    While the file still has this identity and size and still ends with ``line``, its last complete
+    event is ``event_id`` (a fresh uuid4, so no duplicate of an earlier record) without reading it.
+    """
+
+    ident: tuple[int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns
+    line: bytes
+    event_id: str
+
+
+@dataclass(slots=True)
+class _SavedView:
+    """A view as this process last saved it: the bytes on disk and what they were made of.
+
+    ``obj`` is the object the caller's mutator changed and that was saved; it is handed to the next
+    mutator as long as the file still holds ``data`` and ``obj`` still serialises to it. Each
+    top-level element (list item, or dict value under ``keys``) is kept as its rendering inside the
+    view (``parts``), its compact orjson bytes (``compact``) and a private deep copy (``shadow``).
+    """
+
+    data: bytes
+    obj: Any
+    keys: list[str] | None
+    parts: list[bytes]
+    compact: list[bytes]
+    shadow: list[Any]
+
+    def intact(self) -> bool:
+        """Whether ``obj`` still serialises as saved (nobody kept and changed it since)."""
+        try:
+            now = orjson.dumps(self.obj)
+        except TypeError:
+            return False
+        if self.keys is None:
+            return now == b"[" + b",".join(self.compact) + b"]"
+        pairs = (orjson.dumps(k) + b":" + c for k, c in zip(self.keys, self.compact, strict=True))
+        return now == b"{" + b",".join(pairs) + b"}"
+
+
+def _file_ident(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _journal_end_if_unchanged(path: Path, end: _JournalEnd | None) -> str | None:
+    """``end.event_id`` if the journal is byte-for-byte where our last append left it."""
+    if end is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if _file_ident(st) != end.ident:
+                return None
+            tail = os.pread(fh.fileno(), len(end.line), st.st_size - len(end.line))
+    except OSError:
+        return None
+    return end.event_id if tail == end.line else None
+
+
+def _encode_view(obj: Any, old: _SavedView | None) -> _SavedView | None:
+    """``fs.dumps_view(obj)`` as a :class:`_SavedView`, re-encoding only elements that changed.
+
+    An element is reused from ``old`` only when its compact orjson bytes and ``==`` against the
+    private copy both agree: orjson bytes tell ``1``/``1.0``/``True`` and key order apart, ``==``
+    tells NaN/Infinity (which orjson writes as ``null``) from ``None``. ``None`` when only the
+    stdlib can render ``obj`` (non-string keys, big integers, other types): the caller falls back.
+    """
+    if type(obj) is list:
+        keys: list[str] | None = None
+        items: list[Any] = obj
+    elif type(obj) is dict:
+        keys = list(obj)
+        if not all(type(k) is str for k in keys):
+            return None
+        items = list(obj.values())
+    else:
+        return None
+    if old is not None and (old.keys is None) != (keys is None):
+        old = None
+    old_at: dict[str, int] | None = None
+    if old is not None and keys is not None and old.keys != keys:
+        old_at = {k: i for i, k in enumerate(old.keys or ())}
+    try:
+        compact = list(map(orjson.dumps, items))
+    except TypeError:  # orjson.JSONEncodeError included
+        return None
+    parts: list[bytes] = []
+    shadow: list[Any] = []
+    if old is not None and old_at is None and len(old.compact) == len(items):
+        # Same slots as last time (the usual case): compare in bulk, re-encode only what differs.
+        changed = [i for i, (c, was) in enumerate(zip(compact, old.compact, strict=True)) if c != was]
+        probe = old.shadow.copy()
+        for i in changed:
+            probe[i] = items[i]
+        if items == probe:
+            parts, shadow = old.parts.copy(), old.shadow.copy()
+            for i in changed:
+                parts[i] = _encode_entry(items[i], 1)
+                shadow[i] = copy.deepcopy(items[i])
+    if not parts and items:
+        for i, item in enumerate(items):
+            j = None if old is None else (old_at.get(keys[i]) if old_at is not None and keys else i)
+            if (
+                old is not None
+                and j is not None
+                and j < len(old.compact)
+                and old.compact[j] == compact[i]
+                and item == old.shadow[j]
+            ):
+                parts.append(old.parts[j])
+                shadow.append(old.shadow[j])
+                continue
+            parts.append(_encode_entry(item, 1))
+            shadow.append(copy.deepcopy(item))
+    if not parts:
+        data = b"[]" if keys is None else b"{}"
+    elif keys is None:
+        data = b"[\n  " + b",\n  ".join(parts) + b"\n]"
+    else:
+        pairs = (json.dumps(k, ensure_ascii=False).encode() + b": " + p for k, p in zip(keys, parts, strict=True))
+        data = b"{\n  " + b",\n  ".join(pairs) + b"\n}"
+    return _SavedView(data, obj, keys, parts, compact, shadow)
+
+
 class EventLog:
     """The journal of every character under one memory root.
 
@@ -126,6 +257,10 @@ class EventLog:
         self.root = Path(root)
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        # Per character, read and written only under that character's lock: where our last
+        # append left the journal, and each view as we last saved it.
+        self._ends: dict[str, _JournalEnd] = {}
+        self._views: dict[tuple[str, str], _SavedView] = {}
 
     # -- paths and locks ------------------------------------------------------------------
 
@@ -167,8 +302,21 @@ class EventLog:
         with self.lock(character):
             cd = self.char_dir(character)
             fs.ensure_dir(cd)
-            fs.durable_append(cd / JOURNAL_NAME, line)
+            self._append(character, cd, event, line)
         return event
+
+    def forget_caches(self, character: str | None = None) -> None:
+        """Drop what this log remembers of ``character``'s files (of every character by default).
+
+        Never needed for correctness: every cached fact is checked against the file before use.
+        """
+        with self._locks_guard:
+            chars = list(self._locks) if character is None else [character]
+        for ch in chars:
+            with self.lock(ch):
+                self._ends.pop(ch, None)
+                for key in [k for k in self._views if k[0] == ch]:
+                    del self._views[key]
 
     def record_and_save(
         self,
@@ -201,8 +349,8 @@ class EventLog:
         expected = VIEW_TYPES.get(view, dict)
         with self.lock(character):
             cd = self.char_dir(character)
-            current = load_view(cd / view, expected)
-            return self._commit(cd, event, line, view, current, mutate, None)
+            current = self._load_view(character, cd, view, expected)
+            return self._commit(cd, event, line, view, current, mutate, None, character)
 
     async def arecord_and_save(
         self,
@@ -219,9 +367,39 @@ class EventLog:
         """
         return await asyncio.to_thread(self.record_and_save, character, event_type, payload, mutate, view=view)
 
-    def _sentinel_at_end(self, cd: Path) -> bool:
+    def _load_view(self, character: str, cd: Path, view: str, expected: type) -> Any:
+        """The view as :func:`load_view` gives it; the object we last saved if the file still holds
+        exactly its bytes (no parse), else a fresh parse. Caller holds the lock."""
+        saved = self._views.get((character, view))
+        if saved is not None:
+            try:
+                data = (cd / view).read_bytes()
+            except OSError:
+                data = None
+            if data == saved.data and isinstance(saved.obj, expected) and saved.intact():
+                return saved.obj
+            # Not ours any more (or changed behind our back): keep only the encoding memo.
+            saved.obj = None
+        return load_view(cd / view, expected)
+
+    def _append(self, character: str, cd: Path, event: Event, line: bytes) -> None:
+        """Durably append ``line`` and remember where it left the journal. Caller holds the lock."""
+        journal = cd / JOURNAL_NAME
+        self._ends.pop(character, None)
+        offset = fs.durable_append(journal, line)
+        try:
+            st = os.stat(journal)
+        except OSError:
+            return
+        if st.st_size == offset + len(line):  # nobody appended after us before the stat
+            self._ends[character] = _JournalEnd(_file_ident(st), line, event.event_id)
+
+    def _sentinel_at_end(self, cd: Path, character: str | None = None) -> bool:
         sentinel = read_sentinel(cd)
-        known, last = last_event_id(cd / JOURNAL_NAME)
+        cached = None
+        if character is not None:
+            cached = _journal_end_if_unchanged(cd / JOURNAL_NAME, self._ends.get(character))
+        known, last = (True, cached) if cached is not None else last_event_id(cd / JOURNAL_NAME)
         if not known:
             return False
         if last is None:
@@ -237,15 +415,26 @@ class EventLog:
         current: Any,
         mutate: Mutator,
         after_save: Callable[[], Any] | None,
+        character: str,
     ) -> Event:
         # Caller holds the lock and has loaded `current`.
         fs.ensure_dir(cd)
-        may_advance = self._sentinel_at_end(cd)
-        fs.durable_append(cd / JOURNAL_NAME, line)
+        may_advance = self._sentinel_at_end(cd, character)
+        self._append(character, cd, event, line)
+        # From here on `current` may change: the cached view comes back only after a good save.
+        key = (character, view)
+        old = self._views.pop(key, None)
         replaced = mutate(current)
         if replaced is not None:
             current = replaced
-        save_view(cd / view, current)
+        saved = _encode_view(current, old)
+        if saved is None:
+            save_view(cd / view, current)
+        else:
+            if handlers.VERIFY_INCREMENTAL_SAVES and saved.data != fs.dumps_view(current):
+                raise AssertionError(f"incremental serialisation of {view} differs from dumps_view")
+            fs.atomic_write_bytes(cd / view, saved.data)
+            self._views[key] = saved
         if after_save is not None:
             after_save()
         if may_advance:
@@ -297,6 +486,7 @@ class EventLog:
                 reflections,
                 remove,
                 lambda: append_entries(archive_dir, name, [snapshot]),
+                character,
             )
 
     def archive_persona_entry(
@@ -346,6 +536,7 @@ class EventLog:
                 persona,
                 remove,
                 lambda: append_entries(archive_dir, name, [snapshot]),
+                character,
             )
 
     # -- compaction ------------------------------------------------------------------------
@@ -401,6 +592,7 @@ class EventLog:
                 events = build(seeds())
             data = b"".join(encode_event(e) for e in events)
             fs.ensure_dir(cd)
+            self._ends.pop(character, None)
             fs.atomic_write_bytes(cd / JOURNAL_NAME, data)
             write_sentinel(cd, None)
         return events
