@@ -305,19 +305,6 @@ class EventLog:
             self._append(character, cd, event, line)
         return event
 
-    def forget_caches(self, character: str | None = None) -> None:
-        """Drop what this log remembers of ``character``'s files (of every character by default).
-
-        Never needed for correctness: every cached fact is checked against the file before use.
-        """
-        with self._locks_guard:
-            chars = list(self._locks) if character is None else [character]
-        for ch in chars:
-            with self.lock(ch):
-                self._ends.pop(ch, None)
-                for key in [k for k in self._views if k[0] == ch]:
-                    del self._views[key]
-
     def record_and_save(
         self,
         character: str,
