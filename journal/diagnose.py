@@ -156,7 +156,6 @@ TEMP_NEW_RE = re.compile(r"\.nkatmp[0-9a-f]{8}\.tmp")
 TEMP_OLD_RE = re.compile(r"\.(?P<target>.+)\.[a-z0-9_]{8}\.tmp")
 
 
-
 def _now() -> datetime:
     """The clock used for the compaction age (tests replace it)."""
     return datetime.now()
@@ -1967,7 +1966,8 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
     if mode and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "it is not a regular file or folder"
     norm = name.replace("\\", "/")
-    if norm.startswith("/") or re.match(r"[A-Za-z]:", norm):
+    # A colon in the first part is a drive letter ("C:x", "C:/x") or a Windows stream: never a folder.
+    if norm.startswith("/") or re.match(r"[A-Za-z]:", norm) or ":" in norm.split("/")[0]:
         return "an absolute path"
     if ".." in norm.split("/"):
         return "'..' would put it outside the extraction folder"
@@ -1976,8 +1976,45 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
-def _extract_zip(zip_path: Path, dest: Path, limits: ZipLimits) -> list[Finding]:
-    """Extract a zip export into ``dest``, refusing unsafe members; returns the refusals."""
+def _member_parts(info: zipfile.ZipInfo) -> list[str]:
+    return [p for p in info.filename.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def extract_zip(
+    zip_path: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    limits: ZipLimits | None = None,
+    *,
+    strict: bool = False,
+    private: bool = True,
+) -> list[Finding]:
+    """Extract a zip export into ``dest`` safely: the one extractor of ``check`` and of replay.
+
+    Refused members: a NUL byte, a link, a special file (FIFO, device, socket), an absolute path
+    or drive letter, ``..``, encryption, a second member of the same name, a member whose folder
+    would resolve outside ``dest``, a member larger than its header declares. :class:`ZipLimits`
+    bounds the member count and the uncompressed bytes (declared sizes first, then the bytes
+    actually written).
+
+    Args:
+        zip_path: the archive.
+        dest: the folder to fill (created when missing).
+        limits: the zip-bomb bounds (default :class:`ZipLimits`).
+        strict: refuse the whole archive at the first refused member, instead of skipping the
+            member and reporting it. The members' names are all checked before anything is
+            written.
+        private: create folders ``0o700`` and files ``0o600`` (a private temp copy); otherwise
+            the umask's defaults.
+
+    Returns:
+        One ``input.refused`` finding per skipped member (always empty when ``strict``).
+
+    Raises:
+        UnreadableInputError: not a readable zip, over a limit, or (``strict``) a refused member.
+    """
+    limits = ZipLimits() if limits is None else limits
+    dest = Path(dest)
+    dir_mode, file_mode = (0o700, 0o600) if private else (0o777, 0o666)
     try:
         zf = zipfile.ZipFile(zip_path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -1985,6 +2022,8 @@ def _extract_zip(zip_path: Path, dest: Path, limits: ZipLimits) -> list[Finding]
     refused: list[Finding] = []
 
     def refuse(name: str, why: str) -> None:
+        if strict:
+            raise UnreadableInputError(f"{zip_path}: zip member {name!r} refused: {why}")
         refused.append(Finding("input.refused", "error", f"zip member {name!r} refused: {why}", file=name))
 
     with zf:
@@ -1999,6 +2038,17 @@ def _extract_zip(zip_path: Path, dest: Path, limits: ZipLimits) -> list[Finding]
                 f"{zip_path}: expands to {declared:,} bytes, over the limit of {limits.max_total_bytes:,}: "
                 "refused as a zip bomb"
             )
+        if strict:  # every name is judged before the first byte is written
+            names: set[str] = set()
+            for info in infos:
+                problem = _member_problem(info)
+                if problem is not None:
+                    refuse(info.filename, problem)
+                key = "/".join(_member_parts(info))
+                if key and not info.is_dir():
+                    if key in names:
+                        refuse(info.filename, "a second member with the same name")
+                    names.add(key)
         dest_real = os.path.realpath(dest)
         seen: set[str] = set()
         written = 0
@@ -2007,14 +2057,14 @@ def _extract_zip(zip_path: Path, dest: Path, limits: ZipLimits) -> list[Finding]
             if problem is not None:
                 refuse(info.filename, problem)
                 continue
-            parts = [p for p in info.filename.replace("\\", "/").split("/") if p not in ("", ".")]
+            parts = _member_parts(info)
             if not parts:
                 continue
             key = "/".join(parts)
             target = dest.joinpath(*parts)
             if info.is_dir():
                 try:
-                    target.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    target.mkdir(parents=True, exist_ok=True, mode=dir_mode)
                 except OSError as exc:
                     refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
                 continue
@@ -2023,7 +2073,7 @@ def _extract_zip(zip_path: Path, dest: Path, limits: ZipLimits) -> list[Finding]
                 continue
             seen.add(key)
             try:
-                target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                target.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
             except OSError as exc:
                 refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
                 continue
@@ -2031,16 +2081,20 @@ def _extract_zip(zip_path: Path, dest: Path, limits: ZipLimits) -> list[Finding]
                 refuse(info.filename, "it would land outside the extraction folder")
                 continue
             try:
-                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), file_mode)
             except OSError as exc:
                 refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
                 continue
+            member_written = 0
             try:
                 with zf.open(info) as src, os.fdopen(fd, "wb") as dst:
                     while chunk := src.read(1 << 20):
                         written += len(chunk)
+                        member_written += len(chunk)
                         if written > limits.max_total_bytes:
                             raise _ZipBombError
+                        if member_written > info.file_size:
+                            raise ValueError("it is larger than its header declares")
                         dst.write(chunk)
             except _ZipBombError:
                 raise UnreadableInputError(
@@ -2184,7 +2238,7 @@ def diagnose_path(
             raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
         temp = _TempRoot(tempfile.mkdtemp(prefix="memory-inspector-zip-"))
         try:
-            refused = _extract_zip(p, Path(temp.path), zip_limits or ZipLimits())
+            refused = extract_zip(p, temp.path, zip_limits)
         except BaseException:
             temp.close()
             raise

@@ -39,7 +39,6 @@ import os
 import secrets
 import shutil
 import socket
-import stat
 import sys
 import time
 import zipfile
@@ -50,6 +49,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from journal import fs, runtime
+from journal.diagnose import DiagnosisInputError, ZipLimits, extract_zip
 from journal.errors import InvalidCharacterError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import HandlerRegistry, archive_target, entry_ref
@@ -439,8 +439,10 @@ def suggest_extract_dir(zip_path: str | os.PathLike[str]) -> Path:
 def extract_export(zip_path: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
     """Extract a zip export into ``dest`` (which must not exist or be empty), safely.
 
-    Members with absolute paths, ``..``, drive letters or symlink bits are refused, and so is an
-    archive above :data:`EXTRACT_MAX_BYTES` uncompressed or :data:`EXTRACT_MAX_MEMBERS` members.
+    The extractor of ``check`` (:func:`journal.diagnose.extract_zip`) in its strict mode: any
+    unsafe member (absolute path, ``..``, drive letter, link, special file, duplicate name, ...)
+    refuses the whole archive before anything is written, and so does an archive above
+    :data:`EXTRACT_MAX_BYTES` uncompressed or :data:`EXTRACT_MAX_MEMBERS` members.
 
     Returns:
         ``dest``.
@@ -451,41 +453,12 @@ def extract_export(zip_path: str | os.PathLike[str], dest: str | os.PathLike[str
     d = Path(dest)
     if d.exists() and any(d.iterdir()):
         raise BadInputError(f"{d} exists and is not empty")
+    limits = ZipLimits(max_total_bytes=EXTRACT_MAX_BYTES, max_members=EXTRACT_MAX_MEMBERS)
     try:
-        zf = zipfile.ZipFile(zip_path)
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise BadInputError(f"{zip_path}: not a readable zip ({exc})") from exc
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > EXTRACT_MAX_MEMBERS:
-            raise BadInputError(f"{zip_path}: {len(infos)} members, more than {EXTRACT_MAX_MEMBERS}")
-        total = 0
-        plan: list[tuple[zipfile.ZipInfo, PurePosixPath]] = []
-        for info in infos:
-            name = info.filename.replace("\\", "/")
-            rel = PurePosixPath(name)
-            if rel.is_absolute() or ".." in rel.parts or (rel.parts and ":" in rel.parts[0]):
-                raise BadInputError(f"{zip_path}: member {info.filename!r} would land outside the folder")
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise BadInputError(f"{zip_path}: member {info.filename!r} is a link")
-            total += info.file_size
-            if total > EXTRACT_MAX_BYTES:
-                raise BadInputError(f"{zip_path}: more than {EXTRACT_MAX_BYTES} bytes uncompressed")
-            plan.append((info, rel))
         d.mkdir(parents=True, exist_ok=True)
-        for info, rel in plan:
-            out = d.joinpath(*rel.parts)
-            if info.is_dir():
-                out.mkdir(parents=True, exist_ok=True)
-                continue
-            out.parent.mkdir(parents=True, exist_ok=True)
-            written = 0
-            with zf.open(info) as src, open(out, "wb") as dst:
-                while chunk := src.read(1 << 20):
-                    written += len(chunk)
-                    if written > info.file_size:
-                        raise BadInputError(f"{zip_path}: member {info.filename!r} is larger than declared")
-                    dst.write(chunk)
+        extract_zip(zip_path, d, limits, strict=True, private=False)
+    except DiagnosisInputError as exc:
+        raise BadInputError(str(exc)) from exc
     return d
 
 

@@ -24,7 +24,7 @@ ALLOWED = {
     "reconcile:_copy_entry": "builds the dry run's scratch copy in a private temp folder",
     "reconcile:dry_run": "creates the scratch root inside its TemporaryDirectory",
     "handlers:FolderStore.save_shard": "durable=False only: the scratch copy's archive folder",
-    "diagnose:_extract_zip": "extracts a .zip export into a private temp folder",
+    "diagnose:extract_zip": "extracts a .zip export into a fresh folder (check: private temp; replay: the chosen one)",
     "diagnose:_TempRoot.__init__": "removes that private temp folder when the diagnosis is dropped",
     "runtime:probe_lock_file": "opens the launcher lock read-only to probe it (outside the data root)",
     "diagnose:_parallel_scan": "os.fdopen of a pipe to its scan helper, not a file",

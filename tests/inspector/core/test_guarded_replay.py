@@ -726,3 +726,22 @@ def test_core_imports_no_qt():
     code = "import sys, inspector.core.guarded_replay; print('PySide6' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("kind", ["duplicate", "fifo", "drive"])
+def test_extract_refuses_what_check_refuses_before_writing_anything(tmp_path, kind):
+    z = tmp_path / "bad.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("memory/Alice/persona.json", "{}")
+        if kind == "duplicate":
+            with pytest.warns(UserWarning, match="Duplicate name"):
+                zf.writestr("memory/Alice/persona.json", "{}")
+        elif kind == "fifo":
+            info = zipfile.ZipInfo("memory/Alice/pipe")
+            info.external_attr = 0o010644 << 16
+            zf.writestr(info, "")
+        else:
+            zf.writestr("C:evil.json", "x")
+    with pytest.raises(BadInputError, match="refused"):
+        gr.extract_export(z, tmp_path / "out")
+    assert not list((tmp_path / "out").rglob("*.json"))
