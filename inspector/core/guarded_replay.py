@@ -48,6 +48,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from inspector.core.reasons import REASONS
 from journal import fs, runtime
 from journal.diagnose import DiagnosisInputError, ZipLimits, extract_zip
 from journal.errors import InvalidCharacterError
@@ -585,82 +586,9 @@ class BlockExplanation:
         }
 
 
-_BLOCK_TEXT: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "no_handler": (
-        "has no replay handler",
-        "Replay stops here and does not skip it, because later events may depend on it (the "
-        "memory server stops at the same place). Every event after it stays pending.",
-        (
-            "If its type is one of the ten reserved/legacy names, no version of the memory server "
-            "can replay it: check in the Event tab whether its effect is already in the views.",
-            "If a newer memory server or inspector handles this type, upgrade and replay again.",
-            "Only a person can decide to go past it: with a backup, after checking that its effect is "
-            "not needed, set last_applied_event_id in events_applied.json to its id by hand; this "
-            "tool never does that for you.",
-        ),
-    ),
-    "view_drift": (
-        "expects a persona text that is no longer there",
-        "The entry's current text does not hash to the value the event was computed for, so "
-        "applying its evidence would attach it to a different text. Something edited the entry "
-        "after the merge (or the memory server wrote a text whose hash can never match).",
-        (
-            "Compare the entry's text in the Views tab with the event's payload.",
-            "If an older persona.json from a backup or cloud save has the expected text, restore it and replay again.",
-            "If the current text is right, copy the evidence fields from the payload onto the entry "
-            "by hand (with a backup), then decide about the sentinel as for an unhandled event.",
-        ),
-    ),
-    "corrupt_view": (
-        "cannot load its view",
-        "The view file it writes is not valid JSON or has the wrong top-level type. Replay never "
-        "overwrites it (the memory server would replace a corrupt persona.json with an empty one "
-        "at startup, losing its entries).",
-        (
-            "Restore that file from a backup or a cloud save, or repair the JSON by hand.",
-            "Then replay again: the event and the ones after it are still pending.",
-        ),
-    ),
-    "corrupt_shard": (
-        "names an archive shard that is corrupt",
-        "The shard exists but is not a JSON list. It holds other archived entries, so it is "
-        "never overwritten; the archived entry stays only in this event's payload.",
-        (
-            "Repair the shard's JSON by hand (it usually holds other entries), then replay again.",
-            "Or move the shard aside, replay (it is recreated with this entry), and merge the "
-            "moved-aside entries back by hand.",
-        ),
-    ),
-    "bad_shard_name": (
-        "names an invalid archive shard",
-        "The shard basename in its payload does not match YYYY-MM-DD_<8 hex>.json; it may point "
-        "outside the archive folder. Nothing is written for it.",
-        (
-            "The payload is damaged or was not written by the memory server: inspect it in the Event tab.",
-            "The archived entry is in its entry_snapshot; copy it into a valid shard by hand if you "
-            "need it, then decide about the sentinel as for an unhandled event.",
-        ),
-    ),
-    "handler_error": (
-        "made its handler fail",
-        "The handler raised an unexpected error; nothing after it is applied.",
-        (
-            "Read the message: a payload of the wrong shape or an unreadable file are the usual causes.",
-            "If the data looks right, report it as a bug with the event's payload (redacted).",
-        ),
-    ),
-    "sentinel_write": (
-        "was applied but the sentinel could not be saved",
-        "The handler succeeded, then writing events_applied.json failed (disk full, permissions). "
-        "The event will be replayed again, which is harmless: handlers are idempotent.",
-        ("Free disk space or fix the permissions of the folder, then replay again.",),
-    ),
-}
-
-
 def explain_block(stop: ReplayStop) -> BlockExplanation:
     """Human text for a replay stop: what happened and what a person can do about it."""
-    title, why, actions = _BLOCK_TEXT.get(stop.reason, _BLOCK_TEXT["handler_error"])
+    text = REASONS.get(stop.reason, REASONS["handler_error"])
     what = stop.type or "(missing type)"
     return BlockExplanation(
         stop.event_id,
@@ -668,9 +596,9 @@ def explain_block(stop: ReplayStop) -> BlockExplanation:
         stop.type,
         stop.reason,
         stop.message,
-        f"Blocked at event #{stop.index} ({what}): it {title}.",
-        why,
-        actions,
+        f"Blocked at event #{stop.index} ({what}): it {text.title}.",
+        text.why,
+        text.actions,
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.reasons import REASONS
 from inspector.core.rediagnose import DiagnosisDelta
 from journal.diagnose import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, SentinelInfo
 from journal.reader import Defect
@@ -42,19 +43,9 @@ PROBLEM_STATES = frozenset({"blocked", "orphaned", "suspect", DAMAGED})
 DEFECTS_CARRIED_BY_EVENT = frozenset({"unknown_type"})
 
 #: The reasons in words, for the detail pane and tooltips.
-REASON_TEXT = {
-    "no_handler": "No replay handler is registered for this event type, so replay stops here.",
-    "view_drift": "The persona entry's text no longer hashes to the value the event expects "
-    "(view drift); the payload cannot restore the text, so replay stops here until someone fixes it.",
-    "corrupt_view": "The view file this event writes is not valid JSON or has the wrong top-level type.",
-    "corrupt_shard": "The archive shard this event must write to is corrupt; it is never overwritten.",
-    "bad_shard_name": "The payload names an archive shard that does not match YYYY-MM-DD_<8 hex>.json.",
-    "handler_error": "The replay handler raised an error for this event.",
-    "archive_entry_lost": "An archive event behind the sentinel whose entry is in neither the view "
-    "nor its named shard: the archived entry was lost.",
-    "view_differs": "Behind the sentinel, yet applying it again would still change the view "
-    "(a heuristic: its effect is not visible, or something outside the journal changed it since).",
-}
+#: Reason code → what it means and what a person can do, in one paragraph (from the shared table
+#: :data:`inspector.core.reasons.REASONS`, which the guarded replay's explanations use too).
+REASON_TEXT = {code: text.paragraph() for code, text in REASONS.items()}
 
 DEFECT_TEXT = {
     "malformed": "malformed line",

@@ -1,0 +1,123 @@
+"""Why replay stops at an event, or why an event behind the sentinel is flagged: one table of
+texts for the timeline, the detail pane, the replay preview and the guarded replay.
+
+Each reason says what it means for the folder and what a person can do about it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonText:
+    """The words for one reason code.
+
+    Attributes:
+        title: completes "Blocked at event #N (type): it ..." (or "... it ..." for a flag).
+        why: what it means for the folder.
+        actions: what a person can do, one suggestion per item.
+    """
+
+    title: str
+    why: str
+    actions: tuple[str, ...]
+
+    def paragraph(self) -> str:
+        """:attr:`why` and :attr:`actions` as one paragraph (tooltips, the detail pane)."""
+        return f"{self.why} What you can do: {' '.join(self.actions)}"
+
+
+#: Reason code (:data:`journal.diagnose.BLOCK_REASONS`, ``ORPHAN_REASONS``, ``SUSPECT_REASONS``,
+#: and the guarded replay's ``sentinel_write``) → its words.
+REASONS: dict[str, ReasonText] = {
+    "no_handler": ReasonText(
+        "has no replay handler",
+        "No replay handler is registered for this event type, so replay stops here. It does not "
+        "skip it, because later events may depend on it (the memory server stops at the same "
+        "place). Every event after it stays pending.",
+        (
+            "If its type is one of the ten reserved/legacy names, no version of the memory server "
+            "can replay it: check in the Event tab whether its effect is already in the views.",
+            "If a newer memory server or inspector handles this type, upgrade and replay again.",
+            "Only a person can decide to go past it: with a backup, after checking that its effect is "
+            "not needed, set last_applied_event_id in events_applied.json to its id by hand; this "
+            "tool never does that for you.",
+        ),
+    ),
+    "view_drift": ReasonText(
+        "expects a persona text that is no longer there",
+        "The entry's current text does not hash to the value the event was computed for, so "
+        "applying its evidence would attach it to a different text. Something edited the entry "
+        "after the merge (or the memory server wrote a text whose hash can never match).",
+        (
+            "Compare the entry's text in the Views tab with the event's payload.",
+            "If an older persona.json from a backup or cloud save has the expected text, restore it and replay again.",
+            "If the current text is right, copy the evidence fields from the payload onto the entry "
+            "by hand (with a backup), then decide about the sentinel as for an unhandled event.",
+        ),
+    ),
+    "corrupt_view": ReasonText(
+        "cannot load its view",
+        "The view file it writes is not valid JSON or has the wrong top-level type. Replay never "
+        "overwrites it (the memory server would replace a corrupt persona.json with an empty one "
+        "at startup, losing its entries).",
+        (
+            "Restore that file from a backup or a cloud save, or repair the JSON by hand.",
+            "Then replay again: the event and the ones after it are still pending.",
+        ),
+    ),
+    "corrupt_shard": ReasonText(
+        "names an archive shard that is corrupt",
+        "The shard exists but is not a JSON list. It holds other archived entries, so it is "
+        "never overwritten; the archived entry stays only in this event's payload.",
+        (
+            "Repair the shard's JSON by hand (it usually holds other entries), then replay again.",
+            "Or move the shard aside, replay (it is recreated with this entry), and merge the "
+            "moved-aside entries back by hand.",
+        ),
+    ),
+    "bad_shard_name": ReasonText(
+        "names an invalid archive shard",
+        "The shard basename in its payload does not match YYYY-MM-DD_<8 hex>.json; it may point "
+        "outside the archive folder. Nothing is written for it.",
+        (
+            "The payload is damaged or was not written by the memory server: inspect it in the Event tab.",
+            "The archived entry is in its entry_snapshot; copy it into a valid shard by hand if you "
+            "need it, then decide about the sentinel as for an unhandled event.",
+        ),
+    ),
+    "handler_error": ReasonText(
+        "made its handler fail",
+        "The handler raised an unexpected error; nothing after it is applied.",
+        (
+            "Read the message: a payload of the wrong shape or an unreadable file are the usual causes.",
+            "If the data looks right, report it as a bug with the event's payload (redacted).",
+        ),
+    ),
+    "sentinel_write": ReasonText(
+        "was applied but the sentinel could not be saved",
+        "The handler succeeded, then writing events_applied.json failed (disk full, permissions). "
+        "The event will be replayed again, which is harmless: handlers are idempotent.",
+        ("Free disk space or fix the permissions of the folder, then replay again.",),
+    ),
+    "archive_entry_lost": ReasonText(
+        "lost its archived entry",
+        "An archive event behind the sentinel whose entry is in neither the view nor its named "
+        "shard: the archived entry was lost.",
+        (
+            "The entry is still in this event's entry_snapshot: inspect it in the Event tab.",
+            "Look for the shard in a backup or cloud save; or copy the snapshot into a valid shard by hand "
+            "(with a backup).",
+        ),
+    ),
+    "view_differs": ReasonText(
+        "would still change its view",
+        "Behind the sentinel, yet applying it again would still change the view (a heuristic: its "
+        "effect is not visible, or something outside the journal changed it since).",
+        (
+            "Compare the entry in the Views tab with the event's payload.",
+            "If the change made outside the journal was intended, there is nothing to do.",
+        ),
+    ),
+}
