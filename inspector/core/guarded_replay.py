@@ -23,7 +23,7 @@ The guards, in order (issue 6):
 7. :func:`plan_restore` / :func:`execute_restore` — put a backup back, verified against its
    manifest, one atomic replace per file through :mod:`journal.fs`.
 
-Questions go through an injected :class:`Prompter` (:class:`HeadlessPrompter` for tests and
+Questions go through an injected :class:`ReplayPrompter` (:class:`HeadlessReplayPrompter` for tests and
 scripts); :func:`run_guarded_replay` and :func:`run_guarded_restore` are the synchronous drivers the
 command line uses. The window runs the same steps itself, off the GUI thread.
 """
@@ -134,11 +134,11 @@ class Question:
     default: bool = False
 
 
-class Prompter(Protocol):
+class ReplayPrompter(Protocol):
     """Where guarded replay asks its questions and says what it is doing (git-cola style).
 
     The command line answers on the terminal, the window with dialogs, tests with
-    :class:`HeadlessPrompter`.
+    :class:`HeadlessReplayPrompter`.
     """
 
     def ask(self, question: Question) -> bool:
@@ -150,7 +150,7 @@ class Prompter(Protocol):
         ...
 
 
-class HeadlessPrompter:
+class HeadlessReplayPrompter:
     """A prompter without a person: answers from a fixed value, a mapping per key, or a function.
 
     Args:
@@ -1792,7 +1792,7 @@ def confirm_question(plan: Plan, backup_root: Path, preflight_: Preflight | None
 
 def run_guarded_replay(
     request: ReplayRequest,
-    prompter: Prompter,
+    prompter: ReplayPrompter,
     *,
     registry: HandlerRegistry | None = None,
     should_continue: Callable[[], bool] | None = None,
@@ -2165,7 +2165,7 @@ def describe_restore_outcome(out: RestoreOutcome) -> list[str]:
 
 def run_guarded_restore(
     backup_path: str | os.PathLike[str],
-    prompter: Prompter,
+    prompter: ReplayPrompter,
     *,
     state_dir: str | os.PathLike[str] | None = None,
     writable: Callable[[Path], bool] = folder_writable,

@@ -53,9 +53,9 @@ from inspector.core.guarded_replay import (
     Plan,
     PlannedEvent,
     Preflight,
-    Prompter,
     Question,
     ReplayOutcome,
+    ReplayPrompter,
     RestoreOutcome,
     RestorePlan,
     Scope,
@@ -409,7 +409,7 @@ class NoticeDialog:
 
 
 class DialogReplayPrompter:
-    """The window's :class:`inspector.core.guarded_replay.Prompter`: real dialogs."""
+    """The window's :class:`inspector.core.guarded_replay.ReplayPrompter`: real dialogs."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.parent = parent
@@ -499,7 +499,7 @@ class ReplayController(QObject):
         parent: QWidget,
         current_target: TargetGetter,
         *,
-        prompter: Prompter | None = None,
+        prompter: ReplayPrompter | None = None,
         backup_root: Path | None = None,
         state_dir: Path | None = None,
         registry: HandlerRegistry | None = None,
@@ -507,7 +507,7 @@ class ReplayController(QObject):
         super().__init__(parent)
         self._window = parent
         self._current_target = current_target
-        self.prompter: Prompter = prompter or DialogReplayPrompter(parent)
+        self.prompter: ReplayPrompter = prompter or DialogReplayPrompter(parent)
         self.backup_root = Path(backup_root) if backup_root is not None else gr.default_backup_root()
         self.state_dir = state_dir
         self.registry = registry

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtWidgets import QMainWindow, QMenu, QPushButton
 
 from inspector.core import guarded_replay as gr
-from inspector.core.guarded_replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessPrompter, Scope
+from inspector.core.guarded_replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessReplayPrompter, Scope
 from inspector.widgets import replay_dialog as rd
 from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog, RestoreDialog, install_replay_actions
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
@@ -52,7 +52,7 @@ def window(qtbot):
 
 @pytest.fixture
 def prompter():
-    return HeadlessPrompter(True)
+    return HeadlessReplayPrompter(True)
 
 
 @pytest.fixture
@@ -172,7 +172,7 @@ def test_dialog_with_nothing_to_apply_cannot_apply(qtbot, root):
 
 def test_result_is_shown_next_to_the_plan(qtbot, root, backups):
     build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
     dialog = ReplayDialog(run.plan, outcome=run.outcome)
     qtbot.addWidget(dialog)
     assert dialog.events_view.topLevelItemCount() == 4
@@ -331,7 +331,7 @@ def test_declined_recent_write_warning_stops_before_planning(qtbot, root, make_c
     build_case(root, "pending_tail")
     s = spy()
     c = make_controller()
-    c.prompter = HeadlessPrompter(False)
+    c.prompter = HeadlessReplayPrompter(False)
     assert _run(qtbot, c) is None
     assert s.asked == [] and c.prompter.keys() == ["recent_writes"]
 
@@ -339,7 +339,7 @@ def test_declined_recent_write_warning_stops_before_planning(qtbot, root, make_c
 def test_restore_from_the_window(qtbot, root, backups, make_controller, prompter, monkeypatch):
     cd = build_case(root, "pending_tail")
     original = hash_tree(cd)
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
     offered = []
 
     def choose(parent, listed, start_dir):
@@ -360,20 +360,20 @@ def test_restore_from_the_window(qtbot, root, backups, make_controller, prompter
 
 def test_restore_declined_or_cancelled_changes_nothing(qtbot, root, backups, make_controller, monkeypatch):
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
     after = hash_tree(cd)
     monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: None)
     c = make_controller()
     assert _run(qtbot, c, c.restore_action) is None
     monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: run.outcome.backup.path)
-    c.prompter = HeadlessPrompter({ASK_APPLY: True, ASK_RESTORE: False})
+    c.prompter = HeadlessReplayPrompter({ASK_APPLY: True, ASK_RESTORE: False})
     assert _run(qtbot, c, c.restore_action) is None
     assert hash_tree(cd) == after
 
 
 def test_restore_of_a_tampered_backup_is_refused(qtbot, root, backups, make_controller, monkeypatch, prompter):
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
     (run.outcome.backup.files_dir / "persona.json").write_text("{}")
     after = hash_tree(cd)
     monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: run.outcome.backup.path)
