@@ -719,7 +719,9 @@ def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
         shutil.copyfile(path, target)
 
 
-def _tracked_files(char_dir: Path) -> dict[str, bytes]:
+def replay_files(char_dir: Path) -> dict[str, bytes]:
+    """The files a replay can write, relative path → bytes: the views, the sentinel, and the
+    well-named shards of both archive folders (links are left out)."""
     out: dict[str, bytes] = {}
     for name in (REFLECTIONS, PERSONA, SENTINEL_NAME):
         p = char_dir / name
@@ -756,7 +758,8 @@ def _entries_by_key(name: str, data: bytes | None) -> dict[str, Any]:
     return out
 
 
-def _sentinel_id(data: bytes | None) -> str | None:
+def sentinel_id(data: bytes | None) -> str | None:
+    """The ``last_applied_event_id`` in a sentinel file's bytes; ``None`` if missing or unreadable."""
     if data is None:
         return None
     try:
@@ -798,8 +801,8 @@ def diff_files(before: dict[str, bytes], after: dict[str, bytes]) -> FolderDiff:
         for e in new_entries if isinstance(new_entries, list) else []:
             if isinstance(e, dict) and e.get("id") not in old_ids:
                 diff.shard_entries_added.append(ShardEntryAdded(rel, str(e.get("id"))))
-    diff.sentinel_before = _sentinel_id(before.get(SENTINEL_NAME))
-    diff.sentinel_after = _sentinel_id(after.get(SENTINEL_NAME))
+    diff.sentinel_before = sentinel_id(before.get(SENTINEL_NAME))
+    diff.sentinel_after = sentinel_id(after.get(SENTINEL_NAME))
     return diff
 
 
@@ -822,7 +825,7 @@ def dry_run(
         scratch = scratch_root / src.name
         scratch_root.mkdir()
         _copy_for_replay(src, scratch)
-        before = _tracked_files(scratch)
+        before = replay_files(scratch)
         reconciler = Reconciler(
             EventLog(scratch_root), registry, store_factory=lambda cd: FolderStore(cd, durable=False)
         )
@@ -830,7 +833,7 @@ def dry_run(
             report = reconciler.repair(src.name, repair)
         else:
             report = reconciler.reconcile(src.name, until=until)
-        after = _tracked_files(scratch)
+        after = replay_files(scratch)
     return DryRun(report, diff_files(before, after), after)
 
 

@@ -56,11 +56,20 @@ from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import HandlerRegistry, archive_target, entry_ref
 from journal.log import EventLog, check_character_name
 from journal.reader import read_journal
-from journal.reconcile import DryRun, FolderDiff, Reconciler, ReplayReport, ReplayStop, dry_run
+from journal.reconcile import (
+    DryRun,
+    FolderDiff,
+    Reconciler,
+    ReplayReport,
+    ReplayStop,
+    dry_run,
+    replay_files,
+    sentinel_id,
+)
 from journal.runtime import LauncherLock
 from journal.runtime import runtime_state_dir as runtime_state_dir
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
-from journal.views import PERSONA, REFLECTIONS, VIEW_TYPES, load_view, parse_json_bytes, read_sentinel
+from journal.views import REFLECTIONS, VIEW_TYPES, load_view, parse_json_bytes, read_sentinel
 
 #: A file changed less than this many seconds ago means a writer may be active.
 RECENT_WRITE_SECONDS = 10.0
@@ -1323,44 +1332,16 @@ def list_backups(backup_root: str | os.PathLike[str], character: str | None = No
 # -- applying -------------------------------------------------------------------------------------
 
 
-def _replay_files(char_dir: Path) -> dict[str, bytes]:
-    """The files a replay can write (views, sentinel, shards), as the dry run's ``predicted``."""
-    out: dict[str, bytes] = {}
-    for name in (REFLECTIONS, PERSONA, SENTINEL_NAME):
-        p = char_dir / name
-        if p.is_file() and not p.is_symlink():
-            out[name] = p.read_bytes()
-    for archive in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
-        folder = char_dir / archive
-        if folder.is_dir() and not folder.is_symlink():
-            for sub in sorted(os.listdir(folder)):
-                p = folder / sub
-                if is_shard_name(sub) and p.is_file() and not p.is_symlink():
-                    out[f"{archive}/{sub}"] = p.read_bytes()
-    return out
-
-
-def _sentinel_of(data: bytes | None) -> str | None:
-    if data is None:
-        return None
-    try:
-        obj = parse_json_bytes(data)
-    except ValueError:
-        return None
-    value = obj.get("last_applied_event_id") if isinstance(obj, dict) else None
-    return value if isinstance(value, str) else None
-
-
 def compare_with_prediction(plan: Plan) -> list[str]:
     """Files whose content after the apply differs from what the dry run predicted.
 
     The sentinel is compared by the id it names (its ``ts`` is the time of writing).
     """
-    actual = _replay_files(plan.char_dir)
+    actual = replay_files(plan.char_dir)
     out = []
     for rel in sorted(set(actual) | set(plan.predicted)):
         if rel == SENTINEL_NAME:
-            if _sentinel_of(actual.get(rel)) != _sentinel_of(plan.predicted.get(rel)):
+            if sentinel_id(actual.get(rel)) != sentinel_id(plan.predicted.get(rel)):
                 out.append(rel)
         elif actual.get(rel) != plan.predicted.get(rel):
             out.append(rel)
