@@ -25,6 +25,8 @@ from tests.inspector.replay_cases import (
     hash_tree,
 )
 
+pytestmark = pytest.mark.usefixtures("replay_env")
+
 
 class FakeTTY(io.StringIO):
     """A terminal on which a person has typed ``initial``."""
@@ -34,23 +36,8 @@ class FakeTTY(io.StringIO):
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+def _no_terminal(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # not a terminal unless a test says so
-
-
-@pytest.fixture
-def root(tmp_path):
-    r = tmp_path / "memory"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def backups(tmp_path):
-    return tmp_path / "backups"
 
 
 def replay(root, backups, *extra):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import uuid
-from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -27,29 +25,10 @@ from journal import (
     read_journal,
     read_sentinel,
 )
+from tests.helpers.fs_hooks import fault_hook, recorded
 
 NOW = datetime(2026, 8, 1, 12, 0, 0)
 CHAR = "Alice"
-
-
-@contextlib.contextmanager
-def fault_hook(hook: Callable[[fs.FsCall], int | None]) -> Iterator[None]:
-    previous = fs.set_fault_hook(hook)
-    try:
-        yield
-    finally:
-        fs.set_fault_hook(previous)
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[fs.FsCall]]:
-    calls: list[fs.FsCall] = []
-
-    def hook(call: fs.FsCall) -> None:
-        calls.append(call)
-
-    with fault_hook(hook):
-        yield calls
 
 
 def line(ts: str, eid: str | None = None) -> bytes:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -19,11 +17,11 @@ from journal import (
     EventLog,
     UnknownEventTypeError,
     encode_event,
-    fs,
     new_event,
     read_journal,
 )
 from journal.events import check_event_type
+from tests.helpers.fs_hooks import recorded as recorded_fs_calls
 
 DECLARED = {
     "fact.added",
@@ -50,20 +48,6 @@ REPLAYABLE = {
     "persona.fact_added",
 }
 UNDECLARED = ["fact.deleted", "Reflection.evidence_updated", "reflection.evidence_updated ", "", "events.snapshot"]
-
-
-@contextlib.contextmanager
-def recorded_fs_calls() -> Iterator[list[fs.FsCall]]:
-    calls: list[fs.FsCall] = []
-
-    def hook(call: fs.FsCall) -> None:
-        calls.append(call)
-
-    previous = fs.set_fault_hook(hook)
-    try:
-        yield calls
-    finally:
-        fs.set_fault_hook(previous)
 
 
 # -- vocabulary ---------------------------------------------------------------------------------

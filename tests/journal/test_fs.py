@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,47 +16,10 @@ from hypothesis import strategies as st
 
 from journal import Event, encode_event, fs, read_journal
 from journal.views import save_view
+from tests.helpers.fs_hooks import fail_at, fault_hook, ops, recorded
 
 LINE = encode_event(Event("0f8e3a52-7c1b-4d2e-9a6f-5b4c3d2e1f0a", "fact.added", "2026-04-23T12:00:00", {"t": "茶"}))
 LINE2 = encode_event(Event("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "fact.added", "2026-04-23T12:00:01", {"t": "x"}))
-
-
-@contextlib.contextmanager
-def fault_hook(hook: Callable[[fs.FsCall], int | None]) -> Iterator[None]:
-    previous = fs.set_fault_hook(hook)
-    try:
-        yield
-    finally:
-        fs.set_fault_hook(previous)
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[fs.FsCall]]:
-    calls: list[fs.FsCall] = []
-
-    def hook(call: fs.FsCall) -> None:
-        calls.append(call)
-
-    with fault_hook(hook):
-        yield calls
-
-
-def ops(calls: list[fs.FsCall]) -> list[str]:
-    """The effects in order (one entry per call, taken from the ``before`` phase)."""
-    return [c.op for c in calls if c.phase == "before"]
-
-
-def fail_at(index: int, phase: str = "before", error: int = errno.EIO) -> Callable[[fs.FsCall], None]:
-    """A hook raising ``OSError`` at the ``index``-th call (0-based, counting ``before`` phases)."""
-    seen = [-1]
-
-    def hook(call: fs.FsCall) -> None:
-        if call.phase == "before":
-            seen[0] += 1
-        if seen[0] == index and call.phase == phase:
-            raise OSError(error, f"injected failure at {call.op}", call.path)
-
-    return hook
 
 
 def listing(folder: Path) -> dict[str, bytes]:

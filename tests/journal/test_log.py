@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import errno
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,44 +24,13 @@ from journal import (
     read_journal,
     read_sentinel,
 )
+from tests.helpers.fs_hooks import fail_at, fault_hook, recorded
 
 CHAR = "Alice"
 VIEW = "reflections.json"
 REF_ID = "ref_0123456789abcdef"
 E0 = Event("00000000-0000-4000-8000-000000000000", "reflection.evidence_updated", "2026-04-23T12:00:00", {"n": 0})
 E1 = Event("11111111-1111-4111-8111-111111111111", "reflection.evidence_updated", "2026-04-23T12:00:01", {"n": 1})
-
-
-@contextlib.contextmanager
-def fault_hook(hook: Callable[[fs.FsCall], int | None]) -> Iterator[None]:
-    previous = fs.set_fault_hook(hook)
-    try:
-        yield
-    finally:
-        fs.set_fault_hook(previous)
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[fs.FsCall]]:
-    calls: list[fs.FsCall] = []
-
-    def hook(call: fs.FsCall) -> None:
-        calls.append(call)
-
-    with fault_hook(hook):
-        yield calls
-
-
-def fail_at(index: int) -> Callable[[fs.FsCall], None]:
-    seen = [-1]
-
-    def hook(call: fs.FsCall) -> None:
-        if call.phase == "before":
-            seen[0] += 1
-            if seen[0] == index:
-                raise OSError(errno.EIO, f"injected failure at {call.op}", call.path)
-
-    return hook
 
 
 def reflections(n: int = 200) -> list[dict[str, Any]]:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -33,29 +31,10 @@ from journal import (
     validate_shard_name,
 )
 from journal.shards import ensure_shard, list_shards, shard_contains
+from tests.helpers.fs_hooks import fault_hook, recorded
 
 DAY = date(2026, 5, 1)
 CHAR = "Alice"
-
-
-@contextlib.contextmanager
-def fault_hook(hook: Callable[[fs.FsCall], int | None]) -> Iterator[None]:
-    previous = fs.set_fault_hook(hook)
-    try:
-        yield
-    finally:
-        fs.set_fault_hook(previous)
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[fs.FsCall]]:
-    calls: list[fs.FsCall] = []
-
-    def hook(call: fs.FsCall) -> None:
-        calls.append(call)
-
-    with fault_hook(hook):
-        yield calls
 
 
 def snapshot(folder: Path) -> dict[str, str]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -12,20 +10,7 @@ import pytest
 
 from journal import SENTINEL_NAME, SentinelRead, ViewCorruptError, fs, load_view, read_sentinel, write_sentinel
 from journal.views import parse_json_bytes, save_view
-
-
-@contextlib.contextmanager
-def recorded() -> Iterator[list[fs.FsCall]]:
-    calls: list[fs.FsCall] = []
-
-    def hook(call: fs.FsCall) -> None:
-        calls.append(call)
-
-    previous = fs.set_fault_hook(hook)
-    try:
-        yield calls
-    finally:
-        fs.set_fault_hook(previous)
+from tests.helpers.fs_hooks import recorded
 
 
 def put_sentinel(folder: Path, data: bytes) -> None:

@@ -38,25 +38,7 @@ from tests.inspector.replay_cases import (
     make_old,
 )
 
-
-@pytest.fixture(autouse=True)
-def _isolated_env(tmp_path, monkeypatch):
-    """Never touch the real launcher lock or the real user data folder."""
-    monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
-@pytest.fixture
-def root(tmp_path):
-    r = tmp_path / "memory"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def backups(tmp_path):
-    return tmp_path / "backups"
+pytestmark = pytest.mark.usefixtures("replay_env")
 
 
 def _request(root, backups, **kw):
@@ -727,6 +709,9 @@ def test_report_beside_the_backup_records_plan_outcome_fingerprints_who_and_when
 
 
 def test_core_imports_no_qt():
+    code = "import sys, inspector.core.guarded_replay; print('PySide6' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
     code = "import sys, inspector.core.guarded_replay; print('PySide6' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -13,12 +13,7 @@ from journal.reconcile import Reconciler
 from journal.views import read_sentinel
 from tests.helpers import folders
 
-
-@pytest.fixture(autouse=True)
-def _isolated_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("replay_env")
 
 
 @pytest.mark.parametrize("name", sorted(folders.CASES))

@@ -21,26 +21,7 @@ from journal.views import read_sentinel
 from tests.helpers.folders import server_lock_held, zip_export
 from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree
 
-pytestmark = pytest.mark.gui
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path / "runtime"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
-@pytest.fixture
-def root(tmp_path):
-    r = tmp_path / "memory"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def backups(tmp_path):
-    return tmp_path / "backups"
+pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("replay_env")]
 
 
 @pytest.fixture
