@@ -190,15 +190,15 @@ def test_not_writable_folder_is_refused(root, backups):
     assert hash_tree(cd) == before
 
 
-@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0, reason="root")
-def test_read_only_folder_is_refused_for_real(root, backups):
-    cd = build_case(root, "pending_tail")
-    cd.chmod(0o555)
-    try:
-        pf = gr.preflight(gr.resolve_target(root, CHARACTER))
-        assert [r.code for r in pf.refusals] == ["folder.not_writable"]
-    finally:
-        cd.chmod(0o755)
+def test_folder_nobody_can_write_is_refused_for_real(tmp_path):
+    """The real writability check, nothing injected. CI runs as root, for whom ``chmod 0o555``
+    proves nothing; a folder path below a regular file cannot be written by anyone, root included."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    cd = blocker / CHARACTER
+    assert not gr.folder_writable(cd)
+    pf = gr.preflight(gr.ReplayTarget(cd, CHARACTER, blocker, cd))
+    assert [r.code for r in pf.refusals] == ["folder.not_writable"]
 
 
 def test_zip_export_is_refused_with_an_offer_to_extract(root, backups, tmp_path):
