@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from journal.events import JOURNAL_NAME, Event, encode_event  # noqa: E402
 from journal.fs import atomic_write_json  # noqa: E402
 from journal.views import PERSONA, REFLECTIONS  # noqa: E402
+from tests.helpers.folders import persona_entry  # noqa: E402
 
 CHARACTER = "bench"
 EVIDENCE = (
@@ -87,24 +88,7 @@ def generate_character(char_dir: Path, events: int, entries: int, seed: int = 4)
     for i in range(n_pers):
         key = keys[i % 3]
         eid = f"prom_ref_{hashlib.sha256(f'p{i}'.encode()).hexdigest()[:16]}"
-        entry = {
-            "id": eid,
-            "text": f"Persona fact {i}: 主人 drinks green tea",
-            "source": "reflection",
-            "source_id": None,
-            "protected": False,
-            "recent_mentions": [],
-            "suppress": False,
-            "suppressed_at": None,
-            "reinforcement": 0.0,
-            "disputation": 0.0,
-            "rein_last_signal_at": None,
-            "disp_last_signal_at": None,
-            "sub_zero_days": 0,
-            "sub_zero_last_increment_date": None,
-            "user_fact_reinforce_count": 0,
-            "merged_from_ids": [],
-        }
+        entry = persona_entry(eid, f"Persona fact {i}: 主人 drinks green tea")
         persona[key]["facts"].append(entry)
         pers_index.append((key, entry))
     refl_ids = list(reflections)

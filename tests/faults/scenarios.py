@@ -22,6 +22,7 @@ from journal import EventLog, Reconciler, encode_event, new_event
 from journal.events import JOURNAL_NAME
 from journal.views import load_view
 from tests.faults import model
+from tests.helpers import folders
 
 #: Unicode, a space and a dot: character folder names are used verbatim (memory-format §1.1).
 CHAR = "Kuro 猫.v2"
@@ -58,24 +59,8 @@ def reflection(rid: str, text: str, status: str = "confirmed", rein: float = 1.2
 
 
 def persona_entry(eid: str, text: str, *, protected: bool = False) -> dict[str, Any]:
-    return {
-        "id": eid,
-        "text": text,
-        "source": "character_card" if protected else "reflection",
-        "source_id": None,
-        "protected": protected,
-        "recent_mentions": [],
-        "suppress": False,
-        "suppressed_at": None,
-        "reinforcement": 0.5,
-        "disputation": 0.0,
-        "rein_last_signal_at": None,
-        "disp_last_signal_at": None,
-        "sub_zero_days": 0,
-        "sub_zero_last_increment_date": None,
-        "user_fact_reinforce_count": 0,
-        "merged_from_ids": [],
-    }
+    source = "character_card" if protected else "reflection"
+    return folders.persona_entry(eid, text, source, protected=protected, reinforcement=0.5)
 
 
 REFLECTION_IDS = [f"ref_{i:016x}" for i in (0xA1, 0xB2, 0xC3, 0xD4, 0xE5)]

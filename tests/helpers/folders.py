@@ -155,8 +155,12 @@ def _reflection(i: int, rid: str, text: str, status: str = "pending") -> dict[st
     }
 
 
-def _persona_entry(eid: str, text: str, source: str, *, protected: bool = False) -> dict[str, Any]:
-    return {
+def persona_entry(
+    eid: str, text: str, source: str = "reflection", *, protected: bool = False, **fields: Any
+) -> dict[str, Any]:
+    """A persona entry with every field of memory-format §2.3 at its default; ``fields`` override
+    values in place (key order is kept, so the bytes stay those of a real folder)."""
+    entry: dict[str, Any] = {
         "id": eid,
         "text": text,
         "source": source,
@@ -174,6 +178,8 @@ def _persona_entry(eid: str, text: str, source: str, *, protected: bool = False)
         "user_fact_reinforce_count": 0,
         "merged_from_ids": [],
     }
+    entry.update(fields)
+    return entry
 
 
 def seed_views(char_dir: Path) -> None:
@@ -210,11 +216,11 @@ def seed_views(char_dir: Path) -> None:
     persona = {
         "master": {
             "facts": [
-                _persona_entry("card_1a2b3c4d", "Name: Alice", "character_card", protected=True),
-                _persona_entry(PERSONA_ENTRY[1], "Master drinks green tea", "reflection"),
+                persona_entry("card_1a2b3c4d", "Name: Alice", "character_card", protected=True),
+                persona_entry(PERSONA_ENTRY[1], "Master drinks green tea", "reflection"),
             ]
         },
-        "neko": {"facts": [_persona_entry(PERSONA_ARCHIVABLE[1], "Neko once liked rainy days", "settings")]},
+        "neko": {"facts": [persona_entry(PERSONA_ARCHIVABLE[1], "Neko once liked rainy days", "settings")]},
         "relationship": {"facts": []},
     }
     fs.atomic_write_json(char_dir / "facts.json", facts)

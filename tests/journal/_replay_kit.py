@@ -22,6 +22,7 @@ from journal import EventLog, fs
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event, encode_event, new_event
 from journal.reader import read_journal
 from journal.views import PERSONA, REFLECTIONS, load_view, read_sentinel, write_sentinel
+from tests.helpers import folders
 
 CHAR = "Alice"
 EVIDENCE = (
@@ -63,27 +64,13 @@ def reflection(rid: str, **fields: Any) -> dict[str, Any]:
 
 
 def persona_entry(eid: str, text: str = "Master drinks green tea", **fields: Any) -> dict[str, Any]:
-    """A persona entry with the fields of memory-format §2.3."""
-    entry: dict[str, Any] = {
-        "id": eid,
-        "text": text,
-        "source": "reflection",
+    """A persona entry with the fields of memory-format §2.3, evidence already set."""
+    defaults: dict[str, Any] = {
         "source_id": "ref_x",
-        "protected": False,
-        "recent_mentions": [],
-        "suppress": False,
-        "suppressed_at": None,
         "reinforcement": 2.0,
-        "disputation": 0.0,
         "rein_last_signal_at": "2026-04-23T08:00:00",
-        "disp_last_signal_at": None,
-        "sub_zero_days": 0,
-        "sub_zero_last_increment_date": None,
-        "user_fact_reinforce_count": 0,
-        "merged_from_ids": [],
     }
-    entry.update(fields)
-    return entry
+    return folders.persona_entry(eid, text, **{**defaults, **fields})
 
 
 def persona_view(*entries: dict[str, Any], section: str = "master") -> dict[str, Any]:
