@@ -571,13 +571,26 @@ class JournalTail:
     An unterminated last line is held back until its ``\\n`` arrives (a writer may be mid-write).
     Truncation (size below what was consumed) or replacement (a different inode/device) is
     reported as ``reset`` and reading restarts from offset 0.
+
+    Args:
+        path: the journal.
+        offset, line: where to start, when the first ``offset`` bytes (``line`` lines) were already
+            read by someone else (e.g. a diagnosis); duplicate ids are then checked among the new
+            events only. The file found there now is taken as the one that was read.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, offset: int = 0, line: int = 0) -> None:
         self.path = Path(path)
         self._identity: tuple[int, int] | None = None
-        self._scanner = JournalScanner()
-        self._read_pos = 0
+        self._scanner = JournalScanner(offset=offset, line=line)
+        self._read_pos = offset
+        if offset:
+            try:
+                st = os.stat(self.path)
+            except OSError:
+                return
+            if st.st_size >= offset:
+                self._identity = (st.st_dev, st.st_ino)
 
     @property
     def lines(self) -> int:

@@ -21,7 +21,7 @@ from inspector.core.timeline import CharacterTimeline, Row
 from journal.diagnose import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.handlers import entry_ref
-from journal.reader import Defect, JournalScanner, JournalTail
+from journal.reader import Defect, JournalTail
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, read_sentinel
 
@@ -286,17 +286,7 @@ def resume_tail(journal: Path, offset: int, line: int) -> JournalTail:
     the tail is positioned there and reads only what is appended afterwards. Duplicate ids are
     checked among the new events only (the next diagnosis checks the whole file).
     """
-    tail = JournalTail(journal)
-    # JournalTail has no public "start at" yet; these are its documented fields (offset, line).
-    tail._scanner = JournalScanner(offset=offset, line=line)
-    tail._read_pos = offset
-    try:
-        st = os.stat(journal)
-    except OSError:
-        return tail
-    if st.st_size >= offset:
-        tail._identity = (st.st_dev, st.st_ino)
-    return tail
+    return JournalTail(journal, offset=offset, line=line)
 
 
 class LiveFolder:

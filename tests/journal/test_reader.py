@@ -330,6 +330,23 @@ def test_tail_reads_only_bytes_appended_since_the_last_poll(tmp_path):
     assert (third.events, third.defects, third.reset) == ([], [], False)
 
 
+def test_tail_started_at_an_offset_reads_only_later_lines_and_still_detects_truncation(tmp_path):
+    first = rec("id-a") + rec("id-b")
+    path = write(tmp_path, first)
+    with open(path, "ab") as fh:
+        fh.write(rec("id-c"))
+    tail = JournalTail(path, offset=len(first), line=2)
+    update = tail.poll()
+    assert update.reset is False
+    assert [(e.event_id, e.line, e.offset) for e in update.events] == [("id-c", 3, len(first))]
+    assert tail.lines == 3
+
+    path.write_bytes(rec("id-z"))  # same inode, shorter than what was consumed
+    again = tail.poll()
+    assert again.reset is True
+    assert [(e.event_id, e.line, e.offset) for e in again.events] == [("id-z", 1, 0)]
+
+
 def test_tail_holds_back_an_unterminated_line_until_its_newline_arrives(tmp_path):
     c = rec("id-c")
     path = write(tmp_path, rec("id-a") + c[:20])
