@@ -35,19 +35,23 @@ import contextlib
 import dataclasses
 import gc
 import itertools
+import marshal
+import mmap
 import operator
 import os
-import pickle
 import re
+import select
 import shutil
+import signal
 import stat
+import struct
 import sys
 import tempfile
 import threading
 import weakref
 import zipfile
 from array import array
-from collections.abc import Hashable, Iterable, Iterator, Mapping, MutableSequence, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -726,7 +730,7 @@ def _add_reader_events(scan: _Scan, evs: list[Event], intern: dict[str, str]) ->
             scan.archives.append((index, ev.payload))
 
 
-def _scan_with_reader(fh: BinaryIO) -> _Scan:
+def _scan_with_reader(fh: BinaryIO, report: Callable[[int], None] | None = None) -> _Scan:
     """The reference path: :class:`~journal.reader.JournalScanner` over the whole file."""
     scan = _Scan(EventList(), [])
     scanner = JournalScanner()
@@ -736,6 +740,8 @@ def _scan_with_reader(fh: BinaryIO) -> _Scan:
         evs: list[Event] = []
         if chunk:
             scanner.feed(chunk, evs, scan.defects)
+            if report is not None:
+                report(scanner.offset)
         else:
             scanner.finish(evs, scan.defects)
         _add_reader_events(scan, evs, intern)
@@ -753,8 +759,11 @@ PARALLEL_MIN_BYTES = 64 << 20
 JOBS_ENV = "MEMORY_INSPECTOR_JOBS"
 
 
-def scan_journal(path: str | os.PathLike[str]) -> _Scan:
+def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | None = None) -> _Scan:
     """Read a journal into columns: every event (compact) and every located defect.
+
+    ``report(bytes_done)`` is called every few MiB (from this process only) and may raise to
+    abandon the scan (a forked child is then killed).
 
     The result equals what :func:`journal.reader.read_journal` finds; only faster. A line that
     is a clean record (a JSON object with a non-empty string ``event_id`` and a declared
@@ -774,13 +783,13 @@ def scan_journal(path: str | os.PathLike[str]) -> _Scan:
         size = os.fstat(fh.fileno()).st_size
         split = _split_point(fh, size) if _may_fork(size) else None
         if split is None:
-            scan = _fast_scan(fh)
+            scan = _fast_scan(fh, report=report)
             unique = len(set(scan.events.event_ids)) == len(scan.events.event_ids)
         else:
-            scan, unique = _parallel_scan(fh, Path(path), split)
+            scan, unique = _parallel_scan(fh, Path(path), split, report)
         if not unique:
             fh.seek(0)
-            scan = _scan_with_reader(fh)
+            scan = _scan_with_reader(fh, report)
     return scan
 
 
@@ -801,9 +810,14 @@ def _may_fork(size: int) -> bool:
         return False
 
 
+#: The share of a split journal this process scans (the rest goes to the child). The child
+#: packs its slices, and this process unpacks and merges them, about the same work: half.
+PARENT_SHARE = 0.5
+
+
 def _split_point(fh: BinaryIO, size: int) -> int | None:
-    """The start of the first line after the middle of the file, if there is one."""
-    middle = size // 2
+    """The start of the first line after :data:`PARENT_SHARE` of the file, if there is one."""
+    middle = int(size * PARENT_SHARE)
     fh.seek(middle)
     data = fh.read(1 << 20)
     fh.seek(0)
@@ -813,78 +827,171 @@ def _split_point(fh: BinaryIO, size: int) -> int | None:
     return middle + cut + 1
 
 
-def _count_lines(path: Path, end: int) -> int:
-    count = 0
-    with open(path, "rb") as fh:
-        remaining = end
-        while remaining > 0:
-            chunk = fh.read(min(_CHUNK, remaining))
-            if not chunk:
-                break
-            remaining -= len(chunk)
-            count += chunk.count(b"\n")
-    return count
+#: Where the child cuts its range into slices (fractions of the range; the last slice runs to
+#: the end of the file). It sends each slice back as soon as it is scanned, so this process takes
+#: in the first ones while the child still scans; the last slice is the smallest, because taking
+#: it in is all that is left to do once the child is done.
+CHILD_CUTS = (0.35, 0.65, 0.85)
+
+#: At most this much shared memory carries the child's slices back (virtual until written).
+SHARED_MAX = 1 << 30
+
+_FRAME = struct.Struct("<qq")  # (offset in the shared map, length); length -1: the child is done
 
 
-def _scan_second_half(path: Path, split: int) -> _Scan:
-    line_base = _count_lines(path, split)  # the first half ends with a newline: its line count
-    with open(path, "rb") as fh:
-        fh.seek(split)
-        return _fast_scan(fh, start=split, line=line_base)
+#: The shortest line that is an event: ``{"event_id":"x","type":"fact.added"}`` and its newline.
+_MIN_EVENT_LINE = 38
 
 
-def _parallel_scan(fh: BinaryIO, path: Path, split: int) -> tuple[_Scan, bool]:
-    """Scan the first half here and the second in a forked child; returns the merged scan and
-    whether all event ids are distinct.
+def _parallel_scan(
+    fh: BinaryIO, path: Path, split: int, report: Callable[[int], None] | None = None
+) -> tuple[_Scan, bool]:
+    """Scan the start of the file here and the rest in a forked child; returns the merged scan
+    and whether all event ids are distinct.
 
-    The child numbers its lines from 0 and, when done, learns the first half's line count from
-    this process (a second pipe), so it never has to count them itself.
+    The child scans its range in slices (:data:`CHILD_CUTS`), numbering lines from 0, and writes
+    each slice (packed) into an anonymous shared map, announcing it with a 16-byte frame on a
+    pipe; this process takes the slices in as they come, after its own part. Ids are checked by
+    the child, by hash: among its own, and against this part's, whose hashes it gets through a
+    second shared map once this part is scanned; its last frame carries the verdict. (The child
+    was forked from this process, so str hashes agree; equal hashes of different ids only send
+    the caller down the exact path.) If the child fails, runs out of room or sends something
+    unreadable, this process scans whatever it did not take in yet and checks every id itself.
+    ``report`` sees this process's own progress scaled to the whole file; when it (or anything
+    here) raises, the child is killed rather than waited for.
     """
-    read_end, write_end = os.pipe()
-    base_read, base_write = os.pipe()
+    size = os.fstat(fh.fileno()).st_size
+    shared = mmap.mmap(-1, max(1, min(SHARED_MAX, 2 * (size - split) + (16 << 20))))
+    hash_map = mmap.mmap(-1, 8 * (split // _MIN_EVENT_LINE + 1))
+    from_child, to_parent = os.pipe()
+    from_parent, to_child = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: scan the second half, send it back, and leave at once
+    if pid == 0:  # the child: scan the rest, slice by slice, check the ids, and leave at once
         status = 1
         try:
-            os.close(read_end)
-            os.close(base_write)
-            with open(path, "rb") as own:
-                own.seek(split)
-                part = _fast_scan(own, start=split)
-            base = int(os.read(base_read, 64) or b"x")  # raises if the parent gave up
-            _shift_lines(part, base)
-            payload = _pack(part)
-            with os.fdopen(write_end, "wb") as out:
-                out.write(payload)
+            os.close(from_child)
+            os.close(to_child)
+            _child_work(path, split, size, shared, to_parent, hash_map, from_parent)
             status = 0
         finally:
             os._exit(status)
-    os.close(write_end)
-    os.close(base_read)
+    os.close(to_parent)
+    os.close(from_parent)
+    scaled = None if report is None else (lambda done: report(done * size // split))
+    verdict: bool | None = None
     try:
-        first = _fast_scan(fh, end=split)
-        os.write(base_write, str(first.lines).encode())
-        os.close(base_write)
-        base_write = -1
-        seen = set(first.events.event_ids)
-        chunks = []
-        while chunk := os.read(read_end, 1 << 20):
-            chunks.append(chunk)
+        scan = _fast_scan(fh, end=split, report=scaled)
+        base = scan.lines
+        hashes = array("q", map(hash, scan.events.event_ids))
+        n = len(hashes)
+        hash_map[: 8 * n] = hashes.tobytes()
+        os.write(to_child, _COUNT.pack(n))
+        with os.fdopen(from_child, "rb", buffering=0) as frames:
+            from_child = -1
+            while True:
+                frame = _read_exactly(frames, _FRAME.size)
+                if frame is None:
+                    break  # the child died before it was done
+                at, length = _FRAME.unpack(frame)
+                if length < 0:
+                    verdict = at == 1
+                    break
+                try:
+                    with memoryview(shared)[at : at + length] as packed:
+                        part = _unpack(packed)
+                except Exception:
+                    break
+                _shift_lines(part, base)
+                _merge(scan, part)
     finally:
-        if base_write >= 0:
-            os.close(base_write)
-        os.close(read_end)
-        _, status = os.waitpid(pid, 0)
-    second: _Scan | None = None
-    second_unique = False
-    if os.waitstatus_to_exitcode(status) == 0:
-        with contextlib.suppress(Exception):
-            second, second_unique = _unpack(b"".join(chunks))
-    if second is None:
-        second = _scan_second_half(path, split)
-        second_unique = len(set(second.events.event_ids)) == len(second.events.event_ids)
-    unique = second_unique and len(seen) == len(first.events.event_ids) and seen.isdisjoint(second.events.event_ids)
-    return _merge(first, second), unique
+        for fd in (from_child, to_child):
+            if fd >= 0:
+                os.close(fd)
+        if verdict is None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        shared.close()
+        hash_map.close()
+    if verdict is None:  # scan here what the child did not deliver, and check every id here
+        _merge(scan, _scan_rest(path, scan.size, scan.lines))
+        verdict = len(set(scan.events.event_ids)) == len(scan.events.event_ids)
+    return scan, verdict
+
+
+_COUNT = struct.Struct("<q")
+
+
+def _child_work(
+    path: Path, split: int, size: int, shared: mmap.mmap, out: int, hash_map: mmap.mmap, from_parent: int
+) -> None:
+    """The forked child's work: scan from ``split`` to the end, slice by slice, into ``shared``;
+    then check the ids and send the verdict."""
+    ends = [split + int((size - split) * cut) for cut in CHILD_CUTS] + [sys.maxsize]
+    at = 0
+    seen: set[int] = set()
+    unique = True
+    theirs_taken = False
+
+    def take_theirs(wait: bool) -> bool:
+        # The parent's id hashes, once it has sent them: among themselves and against ours.
+        nonlocal unique
+        if not wait and not select.select([from_parent], [], [], 0)[0]:
+            return False
+        with os.fdopen(from_parent, "rb", buffering=0) as fh:
+            count = _read_exactly(fh, _COUNT.size)
+        if count is None:
+            raise EOFError("the parent gave up")
+        (n,) = _COUNT.unpack(count)
+        theirs = array("q")
+        theirs.frombytes(hash_map[: 8 * n])
+        before = len(seen)
+        seen.update(theirs)
+        unique = unique and len(seen) == before + n
+        return True
+
+    with open(path, "rb") as own:
+        own.seek(split)
+        start, line = split, 0
+        for end in ends:
+            if end <= start:
+                continue  # the previous slice ended past this one (a long line)
+            part = _fast_scan(own, start=start, end=end, line=line)
+            blob = _pack(part)
+            if at + len(blob) > len(shared):
+                raise MemoryError("no room left in the shared map")
+            shared[at : at + len(blob)] = blob
+            os.write(out, _FRAME.pack(at, len(blob)))
+            at += len(blob)
+            start, line = part.size, part.lines
+            before = len(seen)
+            seen.update(map(hash, part.events.event_ids))
+            unique = unique and len(seen) == before + len(part.events.event_ids)
+            if not theirs_taken:
+                theirs_taken = take_theirs(wait=False)
+    if not theirs_taken:
+        take_theirs(wait=True)
+    os.write(out, _FRAME.pack(int(unique), -1))
+
+
+def _read_exactly(fh: BinaryIO, n: int) -> bytes | None:
+    """``n`` bytes from an unbuffered pipe, or ``None`` at its end."""
+    data = b""
+    while len(data) < n:
+        more = fh.read(n - len(data))
+        if not more:
+            return None
+        data += more
+    return data
+
+
+def _scan_rest(path: Path, start: int, line: int) -> _Scan:
+    """Scan from byte ``start`` (a line start, after ``line`` lines) to the end, here."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return _fast_scan(fh, start=start, line=line)
+
+
 
 
 def _shift_lines(part: _Scan, base: int) -> None:
@@ -894,68 +1001,40 @@ def _shift_lines(part: _Scan, base: int) -> None:
     part.lines += base
 
 
-def _join(strings: list[str]) -> bytes | None:
-    """NUL-joined UTF-8 (lone surrogates kept), or ``None`` when a string holds a NUL itself."""
-    joined = "\x00".join(strings)
-    if strings and joined.count("\x00") != len(strings) - 1:
-        return None
-    return joined.encode("utf-8", "surrogatepass")
-
-
-def _split(blob: bytes, n: int) -> list[str]:
-    return blob.decode("utf-8", "surrogatepass").split("\x00") if n else []
-
-
 def _pack(part: _Scan) -> bytes:
-    """The child's columns, cheap to send: ids and timestamps as NUL-joined text, types and
-    entries as indices into their (few) distinct values; pickle for the rest."""
+    """The child's columns, cheap to send: :mod:`marshal` (only between this program's own
+    processes), whose references keep the few distinct types and entries shared and which keeps
+    lone surrogates; defects as plain tuples."""
     ev = part.events
-    n = len(ev.event_ids)
-    unique = len(set(ev.event_ids)) == n
-    types = list(dict.fromkeys(ev.types))
-    entries = list(dict.fromkeys(ev.entries))
-    ids, ts = _join(ev.event_ids), _join(ev.ts)
-    columns: tuple[Any, ...]
-    if ids is None or ts is None or len(types) > 0xFFFF:
-        columns = ("lists", ev.event_ids, ev.ts, ev.types, ev.entries)
-    else:
-        type_at = {t: i for i, t in enumerate(types)}
-        entry_at = {e: i for i, e in enumerate(entries)}
-        columns = (
-            "coded",
-            ids,
-            ts,
-            types,
-            array("H", map(type_at.__getitem__, ev.types)).tobytes(),
-            entries,
-            array("L", map(entry_at.__getitem__, ev.entries)).tobytes(),
+    defects = [dataclasses.astuple(d) for d in part.defects]
+    return marshal.dumps(
+        (
+            ev.event_ids,
+            ev.ts,
+            ev.types,
+            ev.entries,
+            ev.lines.tobytes(),
+            ev.offsets.tobytes(),
+            defects,
+            part.lines,
+            part.size,
+            part.archives,
         )
-    rest = (n, unique, ev.lines.tobytes(), ev.offsets.tobytes(), part.defects, part.lines, part.size, part.archives)
-    return pickle.dumps((columns, rest), protocol=pickle.HIGHEST_PROTOCOL)
+    )
 
 
-def _unpack(data: bytes) -> tuple[_Scan, bool]:
-    columns, (n, unique, lines, offsets, defects, nlines, size, archives) = pickle.loads(data)
+def _unpack(data: bytes | memoryview) -> _Scan:
+    """A slice of the child's scan, from :func:`_pack`."""
+    ids, ts, types, entries, lines, offsets, defects, nlines, size, archives = marshal.loads(data)
     events = EventList()
-    if columns[0] == "lists":
-        events.event_ids, events.ts, events.types, events.entries = columns[1:]
-    else:
-        _, ids, ts, types, type_codes, entries, entry_codes = columns
-        events.event_ids = _split(ids, n)
-        events.ts = _split(ts, n)
-        codes = array("H")
-        codes.frombytes(type_codes)
-        events.types = list(map(types.__getitem__, codes))
-        entry_codes_array = array("L")
-        entry_codes_array.frombytes(entry_codes)
-        events.entries = list(map(entries.__getitem__, entry_codes_array))
+    events.event_ids, events.ts, events.types, events.entries = ids, ts, types, entries
     events.lines.frombytes(lines)
     events.offsets.frombytes(offsets)
-    sizes = {len(events.event_ids), len(events.ts), len(events.types), len(events.entries), len(events.lines)}
-    if sizes != {n}:
+    n = len(ids)
+    if {len(ts), len(types), len(entries), len(events.lines), len(events.offsets)} != {n}:
         raise ValueError("inconsistent columns from the scanning child")
     events._states = bytearray(n)
-    return _Scan(events, defects, nlines, size, archives), unique
+    return _Scan(events, [Defect(*d) for d in defects], nlines, size, archives)
 
 
 def _merge(first: _Scan, second: _Scan) -> _Scan:
@@ -974,8 +1053,23 @@ def _merge(first: _Scan, second: _Scan) -> _Scan:
     return first
 
 
-def _fast_scan(fh: BinaryIO, *, start: int = 0, end: int = sys.maxsize, line: int = 0) -> _Scan:
-    """Scan from the current position (byte ``start``, after ``line`` lines) up to ``end``."""
+#: How often (in bytes) a scan calls its ``report`` callback.
+REPORT_EVERY = 4 << 20
+
+
+def _fast_scan(
+    fh: BinaryIO,
+    *,
+    start: int = 0,
+    end: int = sys.maxsize,
+    line: int = 0,
+    report: Callable[[int], None] | None = None,
+) -> _Scan:
+    """Scan from the current position (byte ``start``, after ``line`` lines) up to ``end``.
+
+    ``report(bytes_done_since_start)`` is called about every :data:`REPORT_EVERY` bytes; it may
+    raise (cancel). The check costs nothing per line: it shares the comparison with ``end``.
+    """
     scan = _Scan(EventList(), [])
     events = scan.events
     loads = orjson.loads
@@ -991,6 +1085,7 @@ def _fast_scan(fh: BinaryIO, *, start: int = 0, end: int = sys.maxsize, line: in
     archives = scan.archives
     defects = scan.defects
     off = start
+    stop = end if report is None else min(end, start + REPORT_EVERY)
     for line, raw in enumerate(fh, line + 1):  # noqa: B020 -- `line` continues from the argument
         try:
             obj = loads(raw)
@@ -1006,8 +1101,12 @@ def _fast_scan(fh: BinaryIO, *, start: int = 0, end: int = sys.maxsize, line: in
             scanner.finish(evs, defects)
             _add_reader_events(scan, evs, intern)
             off += len(raw)
-            if off >= end:
-                break
+            if off >= stop:
+                if off >= end:
+                    break
+                assert report is not None
+                report(off - start)
+                stop = min(end, off + REPORT_EVERY)
             continue
         payload = obj.get("payload")
         entry = None
@@ -1033,8 +1132,12 @@ def _fast_scan(fh: BinaryIO, *, start: int = 0, end: int = sys.maxsize, line: in
         lines_append(line)
         offsets_append(off)
         off += len(raw)
-        if off >= end:
-            break
+        if off >= stop:
+            if off >= end:
+                break
+            assert report is not None
+            report(off - start)
+            stop = min(end, off + REPORT_EVERY)
     scan.lines, scan.size = line, off
     events._states = bytearray(len(events.event_ids))
     return scan
@@ -1436,6 +1539,7 @@ def diagnose_character(
     now: datetime | None = None,
     root: str | os.PathLike[str] | None = None,
     name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CharacterDiagnosis:
     """Diagnose one character folder; read-only, never raises on content.
 
@@ -1447,6 +1551,8 @@ def diagnose_character(
         root: the memory root: symbolic links that point outside it are not followed (default:
             the character folder itself).
         name: the character name (default: the folder name).
+        progress: called as ``progress(bytes_read, journal_bytes)`` every few MiB of the journal
+            scan; it may raise (to cancel), and the exception propagates.
     """
     cd = Path(char_dir)
     diag = CharacterDiagnosis(name if name is not None else cd.name, str(cd.absolute()))
@@ -1458,12 +1564,27 @@ def diagnose_character(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        _diagnose(diag, cd, root_real, reg, findings, server if server is not None else server_status(), now)
+        report = None if progress is None else _bounded(progress, _journal_size(cd))
+        _diagnose(diag, cd, root_real, reg, findings, server if server is not None else server_status(), now, report)
     finally:
         if gc_was_enabled:
             gc.enable()
     diag.findings = findings.result()
     return diag
+
+
+def _journal_size(cd: Path) -> int:
+    try:
+        return os.stat(cd / JOURNAL_NAME).st_size
+    except OSError:
+        return 0
+
+
+def _bounded(progress: Callable[[int, int], None], total: int) -> Callable[[int], None]:
+    def report(done: int) -> None:
+        progress(min(done, total), total)
+
+    return report
 
 
 def _diagnose(
@@ -1474,6 +1595,7 @@ def _diagnose(
     findings: _Findings,
     server: ServerStatus,
     now: datetime | None,
+    report: Callable[[int], None] | None = None,
 ) -> None:
     add = findings.add
     try:
@@ -1498,7 +1620,7 @@ def _diagnose(
         try:
             if probe.kind != "file":
                 raise IsADirectoryError(21, "Is a directory" if probe.kind == "dir" else probe.reason)
-            scan = scan_journal(journal_path)
+            scan = scan_journal(journal_path, report)
             journal_ok = True
         except OSError as exc:
             add(
@@ -2198,8 +2320,13 @@ def diagnose_path(
     server: ServerStatus | None = None,
     now: datetime | None = None,
     zip_limits: ZipLimits | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Diagnosis:
     """Diagnose a memory root, one character folder, or a ``.zip`` export of either.
+
+    ``progress(bytes_read, total_bytes)`` follows the journal scans of all characters together
+    (never backwards); it may raise to cancel, and the exception propagates (a zip's extracted copy
+    is removed first).
 
     A folder holding memory files (``events.ndjson``, ``persona.json``, …) is one character;
     any other folder is a memory root whose sub-folders are characters (files and dot-folders
@@ -2249,7 +2376,7 @@ def diagnose_path(
         raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
 
     try:
-        _fill(diag, base, zip_name, character, registry, probe, now)
+        _fill(diag, base, zip_name, character, registry, probe, now, progress)
     except BaseException:
         diag.close()
         raise
@@ -2264,6 +2391,7 @@ def _fill(
     registry: HandlerRegistry | None,
     server: ServerStatus,
     now: datetime | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
     root_real = os.path.realpath(diag.root if diag.is_zip else base)
     if _is_character_folder(base):
@@ -2285,14 +2413,37 @@ def _fill(
         entries = [e for e in entries if e.name == character]
         if not entries:
             raise UnknownCharacterError(f"{diag.path}: no character named {character!r}")
-    for entry in entries:
+    sizes = [0 if e.refusal is not None else _journal_size(e.path) for e in entries]
+    total = sum(sizes)
+    shown = 0
+    before = 0
+
+    def overall(done: int) -> None:
+        nonlocal shown
+        shown = max(shown, min(done, total))  # a re-read (duplicate ids) never moves it back
+        if progress is not None:
+            progress(shown, total)
+
+    def from_character(at: int) -> Callable[[int, int], None] | None:
+        return None if progress is None else (lambda done, _total: overall(at + done))
+
+    overall(0)
+    for entry, size in zip(entries, sizes, strict=True):
         if entry.refusal is not None:
             cdiag = CharacterDiagnosis(entry.name, str(entry.path.absolute()))
             cdiag.findings = [entry.refusal]
         else:
             cdiag = diagnose_character(
-                entry.path, registry=registry, server=server, now=now, root=root_real, name=entry.name
+                entry.path,
+                registry=registry,
+                server=server,
+                now=now,
+                root=root_real,
+                name=entry.name,
+                progress=from_character(before),
             )
+        before += size
+        overall(before)
         if diag.findings:
             cdiag.findings = [*cdiag.findings, *diag.findings]
         diag.characters.append(cdiag)

@@ -315,13 +315,116 @@ def test_a_failing_child_falls_back_to_scanning_here(tmp_path: Path, monkeypatch
 
     _idle(monkeypatch)
 
-    def broken(part: Any) -> Any:
+    def broken(*args: Any) -> Any:
         raise RuntimeError("the child fails")
 
     monkeypatch.setattr(diagnose_module, "_pack", broken)  # only the child packs
     path = tmp_path / JOURNAL_NAME
     _damaged_big_journal(path)
     assert _scanned(path) == _reference(path)
+
+
+def _unique_big_journal(path: Path, copies: list[tuple[int, int]] = ()) -> None:  # type: ignore[assignment]
+    """400 distinct records; each ``(src, dst)`` in ``copies`` repeats record ``src`` after record ``dst``."""
+    lines = [
+        encode_event(Event(f"u-{i}", TYPES[i % len(TYPES)], "2026-05-01T09:00:00", {"reflection_id": f"ref_{i % 13}"}))
+        for i in range(400)
+    ]
+    for src, dst in sorted(copies, key=lambda c: -c[1]):
+        lines.insert(dst + 1, lines[src])
+    path.write_bytes(b"".join(lines))
+
+
+def test_duplicates_are_found_wherever_they_are(tmp_path: Path, monkeypatch: Any) -> None:
+    # This process scans the first half, the child the rest (in slices): a repeated id within
+    # either part, across the parts and across the child's slices must all take the exact path.
+    _idle(monkeypatch)
+    path = tmp_path / JOURNAL_NAME
+    for copies in ([], [(3, 50)], [(3, 350)], [(250, 390)], [(210, 300)], [(399, 399)]):
+        _unique_big_journal(path, copies)
+        assert _scanned(path) == _reference(path), copies
+        assert len(scan_journal(path).events) == 400  # a repeated id is a defect, not an event
+
+
+def test_a_child_failing_midway_is_resumed_here(tmp_path: Path, monkeypatch: Any) -> None:
+    import journal.diagnose as diagnose_module
+
+    _idle(monkeypatch)
+    real_pack = diagnose_module._pack
+    calls: list[int] = []
+
+    def fails_second(part: Any) -> Any:  # runs in the child, which has its own `calls`
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the child fails after one slice")
+        return real_pack(part)
+
+    monkeypatch.setattr(diagnose_module, "_pack", fails_second)
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    assert _scanned(path) == _reference(path)
+    _unique_big_journal(path, [(5, 380)])
+    assert _scanned(path) == _reference(path)
+    _unique_big_journal(path)
+    assert _scanned(path) == _reference(path)
+
+
+def test_no_room_in_the_shared_map_is_scanned_here(tmp_path: Path, monkeypatch: Any) -> None:
+    import journal.diagnose as diagnose_module
+
+    _idle(monkeypatch)
+    monkeypatch.setattr(diagnose_module, "SHARED_MAX", 64)
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    assert _scanned(path) == _reference(path)
+
+
+def test_progress_is_reported_and_raising_abandons_the_scan(tmp_path: Path, monkeypatch: Any) -> None:
+    import journal.diagnose as diagnose_module
+
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    size = path.stat().st_size
+    monkeypatch.setattr(diagnose_module, "REPORT_EVERY", 2048)
+    for forked in (False, True):
+        if forked:
+            _idle(monkeypatch)
+        seen: list[int] = []
+        scan = scan_journal(path, seen.append)
+        assert scan.size == size
+        assert len(seen) > 3 and seen == sorted(seen) and seen[0] > 0 and seen[-1] <= size + 2048
+
+    # Raising from the callback abandons the scan; a forked child is killed and reaped.
+    pids: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int) -> None:
+        raise Stop
+
+    try:
+        scan_journal(path, stop)
+    except Stop:
+        pass
+    else:
+        raise AssertionError("the scan went on")
+    assert len(pids) == 1
+    try:
+        os.kill(pids[0], 0)
+    except ProcessLookupError:
+        pass
+    else:
+        raise AssertionError("the child is still there")
 
 
 def test_no_fork_with_threads_or_when_turned_off_or_busy(tmp_path: Path, monkeypatch: Any) -> None:
