@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from inspector.core.jobs import CancelToken
 from inspector.core.location import Location, is_character_folder
@@ -25,7 +26,15 @@ from journal.reader import Defect, JournalScanner
 #: How much of the journal the preview reads.
 PREVIEW_BYTES = 1 << 20
 
-Diagnose = Callable[[str], Diagnosis]
+class Diagnose(Protocol):
+    """``PATH -> Diagnosis``, reporting ``progress(bytes_read, total_bytes)`` (which may raise to
+    cancel), as :func:`journal.diagnose.diagnose_path` does."""
+
+    def __call__(self, path: str, *, progress: Callable[[int, int], None] | None = None) -> Diagnosis: ...
+
+
+#: The progress bar of the analysis counts in these steps (bytes would overflow a Qt int).
+PROGRESS_STEPS = 1000
 
 
 @dataclass(slots=True)
@@ -138,7 +147,19 @@ def load_location(
     token.check()
     if on_progress:
         on_progress(LoadProgress(f"Analysing {location.label}…"))
-    diagnosis = diagnose(str(location.path))
+
+    def analysed(done: int, total: int) -> None:
+        token.check()  # a cancel stops the scan here, within a few MiB
+        if on_progress and total:
+            on_progress(
+                LoadProgress(
+                    f"Analysing {location.label}… {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB",
+                    done * PROGRESS_STEPS // total,
+                    PROGRESS_STEPS,
+                )
+            )
+
+    diagnosis = diagnose(str(location.path), progress=analysed)
     token.check()
     timelines: dict[str, CharacterTimeline] = {}
     total = len(diagnosis.characters)

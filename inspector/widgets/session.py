@@ -46,10 +46,10 @@ INLINE_FILTER_ROWS = 200_000
 _DEFAULT = object()
 
 
-def _default_diagnose(path: str) -> Any:
+def _default_diagnose(path: str, *, progress: Callable[[int, int], None] | None = None) -> Any:
     from journal.diagnose import diagnose_path
 
-    return diagnose_path(path)
+    return diagnose_path(path, progress=progress)
 
 
 class SessionController(QObject):

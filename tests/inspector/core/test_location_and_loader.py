@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import threading
 import zipfile
+from typing import Any
 
 import pytest
 
+import journal.diagnose as diagnose_module
 from inspector.core import location as location_mod
 from inspector.core.jobs import Cancelled, CancelToken
 from inspector.core.loader import first_character_dir, load_location, read_preview
 from inspector.core.location import LocationError, open_sample, resolve_location
-from journal.diagnose import Diagnosis
+from journal.diagnose import Diagnosis, diagnose_path
 from tests.inspector.gui_fixtures import hand_diagnosis, write_character
 
 
@@ -72,7 +74,7 @@ def test_preview_shows_the_first_rows_of_the_first_character(tmp_path):
 
 
 def _diagnose_with(char_dirs):
-    def diagnose(path: str) -> Diagnosis:
+    def diagnose(path: str, progress: Any = None) -> Diagnosis:
         return Diagnosis(path, path, [hand_diagnosis(d) for d in char_dirs])
 
     return diagnose
@@ -100,7 +102,7 @@ def test_cancel_during_the_diagnosis_discards_the_result(tmp_path):
     token = CancelToken()
     entered, release = threading.Event(), threading.Event()
 
-    def slow(path):
+    def slow(path, progress=None):
         entered.set()
         release.wait(10)
         return Diagnosis(path, path, [hand_diagnosis(a)])
@@ -120,3 +122,33 @@ def test_cancel_during_the_diagnosis_discards_the_result(tmp_path):
     release.set()
     t.join(10)
     assert result == {"cancelled": True}
+
+
+def test_the_analysis_shows_measured_progress_and_a_cancel_stops_its_scan(tmp_path, monkeypatch):
+    write_character(tmp_path, "alice", applied=300, pending=100)
+    write_character(tmp_path, "bob", applied=200)
+    monkeypatch.setattr(diagnose_module, "REPORT_EVERY", 4096)
+    progress = []
+    load_location(resolve_location(tmp_path), CancelToken(), diagnose_path, on_progress=progress.append)
+    measured = [p for p in progress if p.message.startswith("Analysing") and p.total]
+    assert len(measured) > 5 and all(p.total == 1000 for p in measured)
+    assert [p.done for p in measured] == sorted(p.done for p in measured) and measured[-1].done == 1000
+    assert "MiB" in measured[-1].message
+
+    # Cancelling while the journal is being scanned stops the scan at the next report.
+    token = CancelToken()
+    reports: list[int] = []
+
+    def counting(path: str, progress: Any = None) -> Diagnosis:
+        def seen(done: int, total: int) -> None:
+            reports.append(done)
+            if len(reports) == 3:
+                token.cancel()
+            progress(done, total)
+
+        return diagnose_path(path, progress=seen)
+
+    with pytest.raises(Cancelled):
+        load_location(resolve_location(tmp_path), token, counting)
+    total = sum((tmp_path / n / "events.ndjson").stat().st_size for n in ("alice", "bob"))
+    assert len(reports) == 3 and reports[-1] < total // 2  # it raised at once, far from the end

@@ -167,9 +167,9 @@ def test_preview_rows_show_while_the_diagnosis_runs(qtbot, make_inspector_window
     gate = threading.Event()
     from journal.diagnose import diagnose_path
 
-    def slow_diagnose(path):
+    def slow_diagnose(path, progress=None):
         gate.wait(WAIT_MS / 1000)
-        return diagnose_path(path)
+        return diagnose_path(path, progress=progress)
 
     window = make_inspector_window(diagnose=slow_diagnose)
     root = two_characters(tmp_path / "memory")

@@ -49,10 +49,10 @@ def test_unreadable_input_says_why_and_the_window_stays_usable(qtbot, inspector_
 
 
 def test_a_failing_diagnosis_keeps_the_previous_folder(qtbot, make_inspector_window, tmp_path):  # noqa: F811
-    def diagnose(path):
+    def diagnose(path, progress=None):
         if path.endswith("broken"):
             raise PermissionError(13, "Permission denied", path)
-        return diagnose_path(path)
+        return diagnose_path(path, progress=progress)
 
     window = make_inspector_window(diagnose=diagnose)
     open_and_wait(qtbot, window, two_characters(tmp_path / "memory"))
@@ -67,10 +67,10 @@ def test_a_failing_diagnosis_keeps_the_previous_folder(qtbot, make_inspector_win
 def test_cancel_a_load_keeps_what_was_shown(qtbot, make_inspector_window, tmp_path):  # noqa: F811
     gate = threading.Event()
 
-    def diagnose(path):
+    def diagnose(path, progress=None):
         if path.endswith("slow"):
             gate.wait(WAIT_MS / 1000)
-        return diagnose_path(path)
+        return diagnose_path(path, progress=progress)
 
     window = make_inspector_window(diagnose=diagnose)
     open_and_wait(qtbot, window, two_characters(tmp_path / "memory"))
