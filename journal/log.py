@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -135,28 +136,35 @@ class _SavedView:
     """A view as this process last saved it: the bytes on disk and what they were made of.
 
     ``obj`` is the object the caller's mutator changed and that was saved; it is handed to the next
-    mutator as long as the file still holds ``data`` and ``obj`` still serialises to it. Each
-    top-level element (list item, or dict value under ``keys``) is kept as its rendering inside the
-    view (``parts``), its compact orjson bytes (``compact``) and a private deep copy (``shadow``).
+    mutator as long as the file still holds ``data`` and :meth:`intact` holds.
+
+    ``compact`` is ``orjson.dumps(obj)`` as saved: ``[`` or ``{``, then one *segment* per top-level
+    element (list item, or ``"key":value`` under ``keys``) with the delimiter after it (``,``, or
+    the closing bracket for the last). ``seglens`` are their lengths, so segment ``i`` starts at
+    ``1 + sum(seglens[:i])``. Each element is also kept as its rendering inside the view (``parts``;
+    for a dict, ``"key": value``) and as a private deep copy (``shadow``).
     """
 
     data: bytes
     obj: Any
     keys: list[str] | None
+    compact: bytes
+    seglens: list[int]
     parts: list[bytes]
-    compact: list[bytes]
     shadow: list[Any]
 
     def intact(self) -> bool:
-        """Whether ``obj`` still serialises as saved (nobody kept and changed it since)."""
+        """Whether ``obj`` still serialises as saved (nobody kept and changed it since).
+
+        One ``orjson.dumps`` and one ``memcmp``. Like every check by bytes it cannot see NaN or
+        Infinity put where ``None`` was (orjson writes all three as ``null``), nor a tuple or a
+        UUID put where the list or string it renders like was; :func:`_encode_view` compares those
+        with ``==`` before it reuses anything, so the file is still exactly ``dumps_view(obj)``.
+        """
         try:
-            now = orjson.dumps(self.obj)
-        except TypeError:
+            return orjson.dumps(self.obj) == self.compact
+        except TypeError:  # orjson.JSONEncodeError included
             return False
-        if self.keys is None:
-            return now == b"[" + b",".join(self.compact) + b"]"
-        pairs = (orjson.dumps(k) + b":" + c for k, c in zip(self.keys, self.compact, strict=True))
-        return now == b"{" + b",".join(pairs) + b"}"
 
 
 def _file_ident(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -178,13 +186,65 @@ def _journal_end_if_unchanged(path: Path, end: _JournalEnd | None) -> str | None
     return end.event_id if tail == end.line else None
 
 
+def _matching_run(new: bytes, at: int, old: memoryview, starts: list[int], j: int, limit: int) -> int:
+    """How many old segments from ``j`` on (at most ``limit``) ``new`` holds, in order, from ``at``.
+
+    ``at`` must be where an element starts in ``new``. Segments include their delimiter, and JSON
+    parses deterministically from the start of an element: when ``new`` holds the text of old
+    segments ``j..j+t-1`` there, its next ``t`` elements are exactly those (the delimiter settles
+    numbers: ``1,`` is not a prefix of ``12,``). Matching is monotone in ``t``, so a binary search
+    over windows finds the longest run comparing about ``len(new)`` bytes in all.
+    """
+    if limit <= 0:
+        return 0
+    base = starts[j]
+    if not new.startswith(old[base : starts[j + 1]], at):
+        return 0
+    if new.startswith(old[base : starts[j + limit]], at):
+        return limit
+    lo, hi = 1, limit  # segments j..j+lo-1 match; j..j+hi-1 do not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        a = starts[j + lo]
+        if new.startswith(old[a : starts[j + mid]], at + a - base):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+_IMMUTABLE_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _private_copy(value: Any) -> Any:
+    """``copy.deepcopy`` for JSON values, a few times faster; leaves are shared, as deepcopy does."""
+    t = type(value)
+    if t is dict:
+        return {k: _private_copy(v) for k, v in value.items()}
+    if t is list:
+        return [_private_copy(v) for v in value]
+    if t in _IMMUTABLE_LEAVES:
+        return value
+    return copy.deepcopy(value)
+
+
+def _segment(key: str | None, item: Any) -> bytes:
+    """An element's compact segment without its delimiter: ``value`` or ``"key":value``."""
+    value = orjson.dumps(item)
+    return value if key is None else orjson.dumps(key) + b":" + value
+
+
 def _encode_view(obj: Any, old: _SavedView | None) -> _SavedView | None:
     """``fs.dumps_view(obj)`` as a :class:`_SavedView`, re-encoding only elements that changed.
 
-    An element is reused from ``old`` only when its compact orjson bytes and ``==`` against the
-    private copy both agree: orjson bytes tell ``1``/``1.0``/``True`` and key order apart, ``==``
-    tells NaN/Infinity (which orjson writes as ``null``) from ``None``. ``None`` when only the
-    stdlib can render ``obj`` (non-string keys, big integers, other types): the caller falls back.
+    ``obj`` is serialised once with orjson (compact). An element whose segment has the bytes of an
+    old element's is a candidate for reuse (runs of them are found with a few ``memcmp``), and a
+    candidate is reused only if it is also ``==`` that element's private copy: bytes tell
+    ``1``/``1.0``/``True``, ``0.0``/``-0.0`` and key order apart; ``==`` tells NaN/Infinity from
+    ``None`` (orjson writes all of them as ``null``) and a tuple, UUID or enum from the list or
+    value it renders like. Old and new elements are lined up by position, across runs inserted or
+    removed (a dict whose keys changed: by key). ``None`` when only the stdlib can render ``obj``
+    (non-string keys, big integers, other types): the caller falls back.
     """
     if type(obj) is list:
         keys: list[str] | None = None
@@ -196,51 +256,79 @@ def _encode_view(obj: Any, old: _SavedView | None) -> _SavedView | None:
         items = list(obj.values())
     else:
         return None
-    if old is not None and (old.keys is None) != (keys is None):
-        old = None
-    old_at: dict[str, int] | None = None
-    if old is not None and keys is not None and old.keys != keys:
-        old_at = {k: i for i, k in enumerate(old.keys or ())}
     try:
-        compact = list(map(orjson.dumps, items))
+        compact = orjson.dumps(obj)
     except TypeError:  # orjson.JSONEncodeError included
         return None
-    parts: list[bytes] = []
-    shadow: list[Any] = []
-    if old is not None and old_at is None and len(old.compact) == len(items):
-        # Same slots as last time (the usual case): compare in bulk, re-encode only what differs.
-        changed = [i for i, (c, was) in enumerate(zip(compact, old.compact, strict=True)) if c != was]
-        probe = old.shadow.copy()
-        for i in changed:
-            probe[i] = items[i]
-        if items == probe:
-            parts, shadow = old.parts.copy(), old.shadow.copy()
-            for i in changed:
-                parts[i] = _encode_entry(items[i], 1)
-                shadow[i] = copy.deepcopy(items[i])
-    if not parts and items:
-        for i, item in enumerate(items):
-            j = None if old is None else (old_at.get(keys[i]) if old_at is not None and keys else i)
-            if (
-                old is not None
-                and j is not None
-                and j < len(old.compact)
-                and old.compact[j] == compact[i]
-                and item == old.shadow[j]
-            ):
-                parts.append(old.parts[j])
-                shadow.append(old.shadow[j])
+    n = len(items)
+    if old is not None and (old.keys is None) != (keys is None):
+        old = None
+    # Per element: its segment's length with the delimiter, the rendering of the old element it
+    # may reuse (None: to encode) and that element's private copy (else the item itself until the
+    # comparison below, where identical objects compare equal at once).
+    names = keys or []
+    seglens = [0] * n
+    parts: list[bytes | None] = [None] * n
+    shadow = items.copy()
+    i = j = 0
+    at = 1  # where element i starts in `compact`
+    if old is not None:
+        m = len(old.seglens)
+        starts = list(accumulate(old.seglens, initial=1))
+        was = memoryview(old.compact)
+        # A dict whose keys changed is lined up by key; anything else by position.
+        by_key = None if keys is None or keys == old.keys else {k: x for x, k in enumerate(old.keys or ())}
+        while i < n:
+            if by_key is not None:
+                j = by_key.get(names[i], m)
+            t = _matching_run(compact, at, was, starts, j, min(n - i, m - j))
+            if t:
+                seglens[i : i + t] = old.seglens[j : j + t]
+                parts[i : i + t] = old.parts[j : j + t]
+                shadow[i : i + t] = old.shadow[j : j + t]
+                at += starts[j + t] - starts[j]
+                i += t
+                j += t
                 continue
-            parts.append(_encode_entry(item, 1))
-            shadow.append(copy.deepcopy(item))
-    if not parts:
-        data = b"[]" if keys is None else b"{}"
-    elif keys is None:
-        data = b"[\n  " + b",\n  ".join(parts) + b"\n]"
+            seg = _segment(names[i] if names else None, items[i])
+            if not compact.startswith(seg, at):
+                return None  # cannot happen: orjson renders a container as its elements joined
+            if j < m and len(seg) + 1 == old.seglens[j] and old.compact.startswith(seg, starts[j]):
+                parts[i], shadow[i] = old.parts[j], old.shadow[j]  # only the delimiter differed
+                j += 1
+            elif by_key is not None:
+                pass  # a new key, or a changed value
+            elif n - i < m - j:
+                j += 1  # old element j was removed: line element i up with the next one
+                continue
+            elif n - i == m - j:
+                j += 1  # element i replaced old element j
+            seglens[i] = len(seg) + 1  # (n - i > m - j: element i was inserted)
+            at += seglens[i]
+            i += 1
     else:
-        pairs = (json.dumps(k, ensure_ascii=False).encode() + b": " + p for k, p in zip(keys, parts, strict=True))
-        data = b"{\n  " + b",\n  ".join(pairs) + b"\n}"
-    return _SavedView(data, obj, keys, parts, compact, shadow)
+        for i in range(n):
+            seglens[i] = len(_segment(names[i] if names else None, items[i])) + 1
+    if (sum(seglens) + 1 if n else 2) != len(compact):
+        return None  # cannot happen (see above)
+    if items != shadow:  # a candidate differs where its bytes cannot tell
+        for i in range(n):
+            if items[i] != shadow[i]:
+                parts[i] = None
+    for i in range(n):
+        if parts[i] is None:
+            part = _encode_entry(items[i], 1)
+            if names:
+                part = json.dumps(names[i], ensure_ascii=False).encode() + b": " + part
+            parts[i] = part
+            shadow[i] = _private_copy(items[i])
+    done: list[bytes] = parts  # type: ignore[assignment]  # every slot is filled now
+    head, tail = (b"[\n  ", b"\n]") if keys is None else (b"{\n  ", b"\n}")
+    if n > 1:  # one copy of the whole: the brackets go on the first and last parts
+        data = b",\n  ".join([head + done[0], *done[1:-1], done[-1] + tail])
+    else:
+        data = head + done[0] + tail if n else head[:1] + tail[-1:]
+    return _SavedView(data, obj, keys, compact, seglens, done, shadow)
 
 
 class EventLog:
