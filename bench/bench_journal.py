@@ -11,8 +11,13 @@ Read: :func:`journal.read_journal` (every line classified, events kept, defects 
 * what the memory server does: a text-mode line loop with ``json.loads`` (stdlib).
 
 Write: :meth:`journal.EventLog.record_and_save` on a view of a few hundred reflections, appending
-to the big generated journal, against the fsync limit measured on the same disk in the same run:
-one durable append plus two atomic replaces of small files, with :mod:`journal.fs`.
+to the big generated journal (each call changes one field of one entry), against two fsync limits
+measured with :mod:`journal.fs` on the same disk in the same run:
+
+* (a) the fsyncs it must do: one durable append, an atomic replace of the view with its real
+  bytes and an atomic replace of the sentinel; the target (>= 0.7x) is judged against this one;
+* (b) one durable append plus two atomic replaces of small files: the same calls with no view to
+  write, so it also counts the cost of writing the view's bytes against record_and_save.
 
 Every figure is the best of ``--repeat`` rounds (rounds interleave the contenders).
 
@@ -307,19 +312,20 @@ def timed(fn: Callable[[Path], int], path: Path) -> tuple[float, float, int]:
 SMALL = b'{\n  "last_applied_event_id": "00000000-0000-4000-8000-000000000000",\n  "ts": "2026-01-01T00:00:00"\n}'
 
 
-def fsync_limit(folder: Path, writes: int, line: bytes, view: bytes = SMALL) -> float:
-    """Seconds for ``writes`` x (one durable append + two atomic replaces of small files).
+def fsync_limit(folder: Path, writes: int, line: bytes, view: bytes = SMALL) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) for ``writes`` x (one durable append + two atomic replaces).
 
-    With ``view`` set to the real view's bytes it is the I/O alone of record_and_save (no JSON work).
+    With ``view`` set to the real view's bytes it is the I/O alone of record_and_save (no JSON work);
+    by default both replaced files are small.
     """
     folder.mkdir(parents=True, exist_ok=True)
     journal = folder / JOURNAL_NAME
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(writes):
         fs.durable_append(journal, line)
         fs.atomic_write_bytes(folder / "view.json", view)
         fs.atomic_write_bytes(folder / "events_applied.json", SMALL)
-    return time.perf_counter() - start
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def record_and_save_loop(log: EventLog, writes: int, ids: list[str]) -> tuple[float, float]:
@@ -414,16 +420,21 @@ def run(args: argparse.Namespace, work: Path) -> int:
     )
     view_bytes = (cd / "reflections.json").stat().st_size
     view_data = (cd / "reflections.json").read_bytes()
-    best_limit = best_record = best_record_cpu = best_io = float("inf")
+    inf = float("inf")
+    best: dict[str, tuple[float, float]] = {"must": (inf, inf), "small": (inf, inf), "record": (inf, inf)}
     for round_no in range(args.repeat):
-        limit = fsync_limit(work / f"limit{round_no}", args.writes, line)
-        record, record_cpu = record_and_save_loop(log, args.writes, ids)
-        io = fsync_limit(work / f"io{round_no}", args.writes, line, view_data)
-        best_limit, best_record, best_io = min(best_limit, limit), min(best_record, record), min(best_io, io)
-        best_record_cpu = min(best_record_cpu, record_cpu)
+        # Interleaved: (b), record_and_save, (a); the best wall and the best CPU of each are kept.
+        times = {
+            "small": fsync_limit(work / f"limit{round_no}", args.writes, line),
+            "record": record_and_save_loop(log, args.writes, ids),
+            "must": fsync_limit(work / f"io{round_no}", args.writes, line, view_data),
+        }
+        for name, (w, c) in times.items():
+            best[name] = (min(best[name][0], w), min(best[name][1], c))
         print(
-            f"  round {round_no + 1}: fsync limit {args.writes / limit:7.1f}/s   "
-            f"record_and_save {args.writes / record:7.1f}/s",
+            f"  round {round_no + 1}: limit (a) {args.writes / times['must'][0]:7.1f}/s   "
+            f"limit (b) {args.writes / times['small'][0]:7.1f}/s   "
+            f"record_and_save {args.writes / times['record'][0]:7.1f}/s",
             flush=True,
         )
     sentinel = json.loads((cd / "events_applied.json").read_bytes())["last_applied_event_id"]
@@ -452,21 +463,35 @@ def run(args: argparse.Namespace, work: Path) -> int:
             ok1, ok2 = w / base_w <= 1.3, std_w / w >= 2.0
             line_out += f"  {'met' if ok1 else 'NOT met'}, {'met' if ok2 else 'NOT met'}"
         print(line_out)
-    write_ratio = best_limit / best_record
+    per_s = {name: args.writes / w for name, (w, _) in best.items()}
+    cpu_ms = {name: c / args.writes * 1000 for name, (_, c) in best.items()}
+    ratio_must, ratio_small = per_s["record"] / per_s["must"], per_s["record"] / per_s["small"]
     print()
     print(
         f"WRITE view of {args.entries} reflections ({view_bytes / 1024:.0f} KiB), journal of {args.events:,} events, "
         f"{args.writes} calls per round, best of {args.repeat}"
     )
-    print(f"  fsync limit (1 durable append + 2 atomic replaces of small files): {args.writes / best_limit:8.1f} /s")
+    kib = f"{view_bytes / 1024:.0f} KiB"
+    rows = [
+        ("must", f"(a) the fsyncs it must do: 1 durable append + atomic replace of the {kib} view + of the sentinel"),
+        ("small", "(b) 1 durable append + 2 atomic replaces of small files"),
+        ("record", "EventLog.record_and_save"),
+    ]
+    width = max(len(label) for _, label in rows)
+    print(f"  {'':<{width}} {'calls/s':>8} {'CPU/call':>10}")
+    for name, label in rows:
+        print(f"  {label:<{width}} {per_s[name]:8.1f} {cpu_ms[name]:7.2f} ms")
     print(
-        f"  EventLog.record_and_save:                                          {args.writes / best_record:8.1f} /s"
-        f"   ({best_record_cpu / args.writes * 1000:.2f} ms CPU per call)"
+        f"  ratio vs (a), the fsyncs it must do: {ratio_must:.2f}x   target >=0.7x: "
+        f"{'met' if ratio_must >= 0.7 else 'NOT met'}"
     )
-    print(f"  ratio {write_ratio:.2f}x of the limit   target >=0.7x: {'met' if write_ratio >= 0.7 else 'NOT met'}")
     print(
-        f"  (for scale: the same I/O with this {view_bytes / 1024:.0f} KiB view instead of a small file, no JSON work: "
-        f"{args.writes / best_io:.1f} /s = {best_limit / best_io:.2f}x of the limit)"
+        f"  ratio vs (b), small files:           {ratio_small:.2f}x   target >=0.7x: "
+        f"{'met' if ratio_small >= 0.7 else 'NOT met'}   ((a) itself is {per_s['must'] / per_s['small']:.2f}x of (b))"
+    )
+    print(
+        f"  CPU per call beyond the I/O of (a): {cpu_ms['record'] - cpu_ms['must']:.2f} ms "
+        "(loading, checking and encoding the view, the event, the sentinel check)"
     )
     return 0
 
