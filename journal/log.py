@@ -349,15 +349,24 @@ class EventLog:
         # append left the journal, and each view as we last saved it.
         self._ends: dict[str, _JournalEnd] = {}
         self._views: dict[tuple[str, str], _SavedView] = {}
+        # Per valid character name: (root it was made under, folder, journal); pathlib is slow.
+        self._paths: dict[str, tuple[Path, Path, Path]] = {}
 
     # -- paths and locks ------------------------------------------------------------------
 
     def char_dir(self, character: str) -> Path:
         """The folder of ``character`` (validated; not created)."""
-        return self.root / check_character_name(character)
+        return self._folder_and_journal(character)[0]
 
     def journal_path(self, character: str) -> Path:
-        return self.char_dir(character) / JOURNAL_NAME
+        return self._folder_and_journal(character)[1]
+
+    def _folder_and_journal(self, character: str) -> tuple[Path, Path]:
+        cached = self._paths.get(character) if type(character) is str else None
+        if cached is None or cached[0] is not self.root:
+            cd = self.root / check_character_name(character)
+            cached = self._paths[character] = (self.root, cd, cd / JOURNAL_NAME)
+        return cached[1], cached[2]
 
     def lock(self, character: str) -> threading.Lock:
         """The per-character lock shared by writers and the reconciler."""
@@ -388,9 +397,9 @@ class EventLog:
         event = new_event(event_type, payload)
         line = encode_event(event)
         with self.lock(character):
-            cd = self.char_dir(character)
+            cd, journal = self._folder_and_journal(character)
             fs.ensure_dir(cd)
-            self._append(character, cd, event, line)
+            self._append(character, journal, event, line)
         return event
 
     def record_and_save(
@@ -424,7 +433,7 @@ class EventLog:
         expected = VIEW_TYPES.get(view, dict)
         with self.lock(character):
             cd = self.char_dir(character)
-            current = self._load_view(character, cd, view, expected)
+            current = self._load_view(character, cd / view, view, expected)
             return self._commit(cd, event, line, view, current, mutate, None, character)
 
     async def arecord_and_save(
@@ -442,24 +451,24 @@ class EventLog:
         """
         return await asyncio.to_thread(self.record_and_save, character, event_type, payload, mutate, view=view)
 
-    def _load_view(self, character: str, cd: Path, view: str, expected: type) -> Any:
+    def _load_view(self, character: str, path: Path, view: str, expected: type) -> Any:
         """The view as :func:`load_view` gives it; the object we last saved if the file still holds
         exactly its bytes (no parse), else a fresh parse. Caller holds the lock."""
         saved = self._views.get((character, view))
         if saved is not None:
             try:
-                data = (cd / view).read_bytes()
+                with open(path, "rb", buffering=0) as fh:
+                    data: bytes | None = fh.read()
             except OSError:
                 data = None
             if data == saved.data and isinstance(saved.obj, expected) and saved.intact():
                 return saved.obj
             # Not ours any more (or changed behind our back): keep only the encoding memo.
             saved.obj = None
-        return load_view(cd / view, expected)
+        return load_view(path, expected)
 
-    def _append(self, character: str, cd: Path, event: Event, line: bytes) -> None:
+    def _append(self, character: str, journal: Path, event: Event, line: bytes) -> None:
         """Durably append ``line`` and remember where it left the journal. Caller holds the lock."""
-        journal = cd / JOURNAL_NAME
         self._ends.pop(character, None)
         offset = fs.durable_append(journal, line)
         try:
@@ -469,12 +478,12 @@ class EventLog:
         if st.st_size == offset + len(line):  # nobody appended after us before the stat
             self._ends[character] = _JournalEnd(_file_ident(st), line, event.event_id)
 
-    def _sentinel_at_end(self, cd: Path, character: str | None = None) -> bool:
+    def _sentinel_at_end(self, cd: Path, journal: Path, character: str | None = None) -> bool:
         sentinel = read_sentinel(cd)
         cached = None
         if character is not None:
-            cached = _journal_end_if_unchanged(cd / JOURNAL_NAME, self._ends.get(character))
-        known, last = (True, cached) if cached is not None else last_event_id(cd / JOURNAL_NAME)
+            cached = _journal_end_if_unchanged(journal, self._ends.get(character))
+        known, last = (True, cached) if cached is not None else last_event_id(journal)
         if not known:
             return False
         if last is None:
@@ -493,9 +502,10 @@ class EventLog:
         character: str,
     ) -> Event:
         # Caller holds the lock and has loaded `current`.
+        journal = self.journal_path(character)
         fs.ensure_dir(cd)
-        may_advance = self._sentinel_at_end(cd, character)
-        self._append(character, cd, event, line)
+        may_advance = self._sentinel_at_end(cd, journal, character)
+        self._append(character, journal, event, line)
         # From here on `current` may change: the cached view comes back only after a good save.
         key = (character, view)
         old = self._views.pop(key, None)
@@ -503,12 +513,13 @@ class EventLog:
         if replaced is not None:
             current = replaced
         saved = _encode_view(current, old)
+        path = cd / view
         if saved is None:
-            save_view(cd / view, current)
+            save_view(path, current)
         else:
             if handlers.VERIFY_INCREMENTAL_SAVES and saved.data != fs.dumps_view(current):
                 raise AssertionError(f"incremental serialisation of {view} differs from dumps_view")
-            fs.atomic_write_bytes(cd / view, saved.data)
+            fs.atomic_write_bytes(path, saved.data)
             self._views[key] = saved
         if after_save is not None:
             after_save()
@@ -658,7 +669,7 @@ class EventLog:
         events = [] if callable(seeds) else build(seeds)
         with self.lock(character):
             cd = self.char_dir(character)
-            if not self._sentinel_at_end(cd):
+            if not self._sentinel_at_end(cd, self.journal_path(character)):
                 raise UnappliedTailError(
                     f"{character}: the journal has events after the sentinel that are not applied yet; "
                     "compacting now would discard them (reconcile first)"
