@@ -171,19 +171,41 @@ def _file_ident(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+_O_RDONLY = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+
+
 def _journal_end_if_unchanged(path: Path, end: _JournalEnd | None) -> str | None:
     """``end.event_id`` if the journal is byte-for-byte where our last append left it."""
     if end is None:
         return None
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
+        fd = os.open(path, _O_RDONLY)
+        try:
+            st = os.fstat(fd)
             if _file_ident(st) != end.ident:
                 return None
-            tail = os.pread(fh.fileno(), len(end.line), st.st_size - len(end.line))
+            tail = os.pread(fd, len(end.line), st.st_size - len(end.line))
+        finally:
+            os.close(fd)
     except OSError:
         return None
     return end.event_id if tail == end.line else None
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file at ``path`` holds exactly ``data`` (every byte read and compared)."""
+    try:
+        fd = os.open(path, _O_RDONLY)
+        try:
+            if os.fstat(fd).st_size != len(data):
+                return False
+            # One byte more than expected: a file that grew meanwhile reads differently. A short
+            # read also compares unequal, which only costs a fresh load.
+            return os.read(fd, len(data) + 1) == data
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
 
 
 def _matching_run(new: bytes, at: int, old: memoryview, starts: list[int], j: int, limit: int) -> int:
@@ -456,12 +478,7 @@ class EventLog:
         exactly its bytes (no parse), else a fresh parse. Caller holds the lock."""
         saved = self._views.get((character, view))
         if saved is not None:
-            try:
-                with open(path, "rb", buffering=0) as fh:
-                    data: bytes | None = fh.read()
-            except OSError:
-                data = None
-            if data == saved.data and isinstance(saved.obj, expected) and saved.intact():
+            if isinstance(saved.obj, expected) and _holds(path, saved.data) and saved.intact():
                 return saved.obj
             # Not ours any more (or changed behind our back): keep only the encoding memo.
             saved.obj = None
