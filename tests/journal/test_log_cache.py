@@ -157,6 +157,36 @@ def test_a_view_rewritten_by_another_process_is_loaded_again(tmp_path):
     assert (cd / VIEW).read_bytes() == expected_bytes(other)
 
 
+@pytest.mark.parametrize("how", ["same-size-same-mtime", "grown", "shrunk", "missing"])
+def test_a_view_changed_in_place_behind_the_log_is_loaded_again(tmp_path, how):
+    log, cd, _ = warm(tmp_path)
+    before, mutate = bump(2.5)
+    record(log, mutate)
+    path = cd / VIEW
+    st = os.stat(path)
+    data = path.read_bytes()
+    if how == "same-size-same-mtime":  # in place, same inode, size and mtime: only the bytes tell
+        forged = data.replace("反思 0".encode(), "反思 9".encode(), 1)
+        assert len(forged) == len(data) and forged != data
+        with open(path, "r+b") as fh:
+            fh.write(forged)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    elif how == "grown":  # the same JSON with one more byte
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+    elif how == "shrunk":
+        path.write_bytes(expected_bytes(reflections(2)))
+    else:
+        path.unlink()
+    seen, mutate = bump(3.0)
+    record(log, mutate)
+    assert seen[0] is not before[0], "the cached object was handed out for a file it no longer matches"
+    assert seen[0] == json.loads(path.read_bytes())
+    assert path.read_bytes() == expected_bytes(seen[0])
+    if how == "same-size-same-mtime":
+        assert seen[0][0]["text"] == "反思 9"
+
+
 def test_a_kept_view_changed_outside_the_lock_is_not_handed_out_again(tmp_path):
     log, cd, _ = warm(tmp_path)
     seen, mutate = bump(3.0)
