@@ -11,11 +11,10 @@ import contextlib
 import gc
 import json
 import os
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate, count
-from operator import add, itemgetter
+from operator import add
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +44,6 @@ _CHUNK = 8 << 20
 
 #: Lines are parsed in batches of about this many bytes (one orjson call per batch).
 _BATCH = 256 << 10
-#: The per-process key each line of a batch is wrapped under (see ``JournalScanner._scan_batch``).
-_BATCH_KEY = secrets.token_hex(12)
-_BATCH_OPEN = b'[{"' + _BATCH_KEY.encode() + b'":'
-_BATCH_SEP = b'},{"' + _BATCH_KEY.encode() + b'":'
-_BATCH_CLOSE = b"}]"
-_unwrap = itemgetter(_BATCH_KEY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,23 +184,16 @@ class JournalScanner:
             pos = cut + 1
 
     def _scan_batch(self, chunk: bytes, events: list[Event], defects: list[Defect]) -> None:
-        # The hot path parses the whole batch in ONE orjson call, each line wrapped as the only
-        # value of an object under a random per-process key (96 bits: no journal holds it). The
-        # result maps one-to-one onto the lines only if it is one such one-key object per line:
-        # a line that is not exactly one JSON value (blank, torn, two values, a value spanning
-        # lines) makes the parse fail or the count or shape differ, because no line can spell the
-        # key. Otherwise every line is parsed on its own, as the lines holding an integer orjson
-        # would turn into a float always are.
+        # The hot path parses every line with one C-level ``map`` over the batch; if any line
+        # does not parse, every line of the batch is parsed on its own (``_loads`` says which
+        # failed). Lines holding an integer orjson would turn into a float are always re-parsed.
+        # (One orjson call over the whole batch, each line wrapped in an array, measured slower
+        # than this on orjson 3.13: 0.34 s against 0.26 s for 200,000 lines.)
         lines = chunk.split(b"\n")
-        values: list[Any] | None
+        values: list[Any]
         try:
-            wrapped = orjson.loads(b"".join((_BATCH_OPEN, _BATCH_SEP.join(lines), _BATCH_CLOSE)))
-            values = list(map(_unwrap, wrapped))
-            if len(values) != len(lines) or sum(map(len, wrapped)) != len(values):
-                values = None
-        except (ValueError, TypeError, KeyError):
-            values = None
-        if values is None:
+            values = list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError:
             values = [_loads(raw) for raw in lines]
         else:
             for i in _lines_with_long_digits(chunk):
