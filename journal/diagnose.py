@@ -48,6 +48,8 @@ import struct
 import sys
 import tempfile
 import threading
+import time
+import warnings
 import weakref
 import zipfile
 from array import array
@@ -759,7 +761,12 @@ PARALLEL_MIN_BYTES = 64 << 20
 JOBS_ENV = "MEMORY_INSPECTOR_JOBS"
 
 
-def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | None = None) -> _Scan:
+def scan_journal(
+    path: str | os.PathLike[str],
+    report: Callable[[int], None] | None = None,
+    *,
+    fork_with_threads: bool = False,
+) -> _Scan:
     """Read a journal into columns: every event (compact) and every located defect.
 
     ``report(bytes_done)`` is called every few MiB (from this process only) and may raise to
@@ -775,13 +782,20 @@ def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | N
     A big journal (≥ :data:`PARALLEL_MIN_BYTES`) is split at a line boundary and its second half
     scanned by a forked child process, on the second core, when that is safe and useful: POSIX,
     more than one CPU with one of them idle (1-minute load average ≤ CPUs − 1), and a process with
-    a single thread (the ``check`` command; never a GUI, whose threads a fork could deadlock).
+    a single thread (the ``check`` command), unless ``fork_with_threads``.
     ``MEMORY_INSPECTOR_JOBS=1`` turns it off. Any failure of the child falls back to scanning
     that half here.
+
+    ``fork_with_threads`` (the window sets it): fork even while other threads run. A fork copies
+    only the calling thread, so a child that touched a lock another thread held at that moment
+    would hang; the child here runs nothing but this module's scanning code over modules already
+    imported (file reads, orjson, marshal, a shared map, pipe writes: no imports, logging, stdio
+    or Qt), and leaves with ``os._exit``. While this process waits for it, ``report`` is called
+    every fraction of a second, so a cancel still works (and kills it) should it ever hang.
     """
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        split = _split_point(fh, size) if _may_fork(size) else None
+        split = _split_point(fh, size) if _may_fork(size, fork_with_threads) else None
         if split is None:
             scan = _fast_scan(fh, report=report)
             unique = len(set(scan.events.event_ids)) == len(scan.events.event_ids)
@@ -793,21 +807,44 @@ def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | N
     return scan
 
 
-def _may_fork(size: int) -> bool:
+def _may_fork(size: int, with_threads: bool = False) -> bool:
     cpus = os.cpu_count() or 1
     if not (
         size >= PARALLEL_MIN_BYTES
         and hasattr(os, "fork")
         and cpus > 1
-        and threading.active_count() == 1
+        and (with_threads or threading.active_count() == 1)
         and os.environ.get(JOBS_ENV, "") != "1"
     ):
         return False
-    # The split costs ~20 % more CPU in total; it only pays when another core is idle.
+    # The split costs ~15 % more CPU in total; it only pays when a core is idle for the child.
+    busy = _busy_cpus()
+    return busy is not None and busy + 2 <= cpus + 0.5
+
+
+def _busy_cpus(samples: int = 5) -> float | None:
+    """How many CPUs other work occupies now, besides this thread.
+
+    Linux: the kernel's count of runnable threads (``/proc/loadavg``), less this one, at its
+    lowest over a few samples 2 ms apart (one snapshot may catch a thread that is about to
+    sleep). Elsewhere: the 1-minute load average, which lags (a burst of work that just ended
+    still counts). ``None``: unknown.
+    """
+    counts = []
+    for i in range(samples):
+        if i:
+            time.sleep(0.002)
+        try:
+            with open("/proc/loadavg", "rb") as fh:
+                counts.append(int(fh.read().split()[3].split(b"/")[0]) - 1)
+        except (OSError, ValueError, IndexError):
+            break
+    if counts:
+        return max(0, min(counts))
     try:
-        return os.getloadavg()[0] <= cpus - 1
+        return os.getloadavg()[0]
     except OSError:
-        return False
+        return None
 
 
 #: The share of a split journal this process scans (the rest goes to the child). The child
@@ -865,7 +902,11 @@ def _parallel_scan(
     hash_map = mmap.mmap(-1, 8 * (split // _MIN_EVENT_LINE + 1))
     from_child, to_parent = os.pipe()
     from_parent, to_child = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns about any fork in a process with threads; scan_journal says why
+        # this one is safe, and only forks with threads when the caller asked for it.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: scan the rest, slice by slice, check the ids, and leave at once
         status = 1
         try:
@@ -889,6 +930,9 @@ def _parallel_scan(
         with os.fdopen(from_child, "rb", buffering=0) as frames:
             from_child = -1
             while True:
+                if report is not None:
+                    while not select.select([frames], [], [], 0.25)[0]:
+                        report(size)  # nothing new from the child yet: a chance to cancel
                 frame = _read_exactly(frames, _FRAME.size)
                 if frame is None:
                     break  # the child died before it was done
@@ -1540,6 +1584,7 @@ def diagnose_character(
     root: str | os.PathLike[str] | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fork_with_threads: bool = False,
 ) -> CharacterDiagnosis:
     """Diagnose one character folder; read-only, never raises on content.
 
@@ -1553,6 +1598,8 @@ def diagnose_character(
         name: the character name (default: the folder name).
         progress: called as ``progress(bytes_read, journal_bytes)`` every few MiB of the journal
             scan; it may raise (to cancel), and the exception propagates.
+        fork_with_threads: let a big journal's scan fork while other threads run (see
+            :func:`scan_journal`).
     """
     cd = Path(char_dir)
     diag = CharacterDiagnosis(name if name is not None else cd.name, str(cd.absolute()))
@@ -1565,7 +1612,8 @@ def diagnose_character(
     gc.disable()
     try:
         report = None if progress is None else _bounded(progress, _journal_size(cd))
-        _diagnose(diag, cd, root_real, reg, findings, server if server is not None else server_status(), now, report)
+        server = server if server is not None else server_status()
+        _diagnose(diag, cd, root_real, reg, findings, server, now, report, fork_with_threads)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -1596,6 +1644,7 @@ def _diagnose(
     server: ServerStatus,
     now: datetime | None,
     report: Callable[[int], None] | None = None,
+    fork_with_threads: bool = False,
 ) -> None:
     add = findings.add
     try:
@@ -1620,7 +1669,7 @@ def _diagnose(
         try:
             if probe.kind != "file":
                 raise IsADirectoryError(21, "Is a directory" if probe.kind == "dir" else probe.reason)
-            scan = scan_journal(journal_path, report)
+            scan = scan_journal(journal_path, report, fork_with_threads=fork_with_threads)
             journal_ok = True
         except OSError as exc:
             add(
@@ -2321,12 +2370,13 @@ def diagnose_path(
     now: datetime | None = None,
     zip_limits: ZipLimits | None = None,
     progress: Callable[[int, int], None] | None = None,
+    fork_with_threads: bool = False,
 ) -> Diagnosis:
     """Diagnose a memory root, one character folder, or a ``.zip`` export of either.
 
     ``progress(bytes_read, total_bytes)`` follows the journal scans of all characters together
     (never backwards); it may raise to cancel, and the exception propagates (a zip's extracted copy
-    is removed first).
+    is removed first). ``fork_with_threads``: see :func:`scan_journal`.
 
     A folder holding memory files (``events.ndjson``, ``persona.json``, …) is one character;
     any other folder is a memory root whose sub-folders are characters (files and dot-folders
@@ -2376,7 +2426,7 @@ def diagnose_path(
         raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
 
     try:
-        _fill(diag, base, zip_name, character, registry, probe, now, progress)
+        _fill(diag, base, zip_name, character, registry, probe, now, progress, fork_with_threads)
     except BaseException:
         diag.close()
         raise
@@ -2392,6 +2442,7 @@ def _fill(
     server: ServerStatus,
     now: datetime | None,
     progress: Callable[[int, int], None] | None = None,
+    fork_with_threads: bool = False,
 ) -> None:
     root_real = os.path.realpath(diag.root if diag.is_zip else base)
     if _is_character_folder(base):
@@ -2441,6 +2492,7 @@ def _fill(
                 root=root_real,
                 name=entry.name,
                 progress=from_character(before),
+                fork_with_threads=fork_with_threads,
             )
         before += size
         overall(before)

@@ -49,7 +49,9 @@ _DEFAULT = object()
 def _default_diagnose(path: str, *, progress: Callable[[int, int], None] | None = None) -> Any:
     from journal.diagnose import diagnose_path
 
-    return diagnose_path(path, progress=progress)
+    # The scan of a big journal may use the second core although the window has threads: its
+    # child runs only the journal package's scanning code (see journal.diagnose.scan_journal).
+    return diagnose_path(path, progress=progress, fork_with_threads=True)
 
 
 class SessionController(QObject):

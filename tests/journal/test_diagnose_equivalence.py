@@ -287,7 +287,7 @@ def _idle(monkeypatch: Any) -> None:
     import journal.diagnose as diagnose_module
 
     monkeypatch.setattr(diagnose_module, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(diagnose_module, "_busy_cpus", lambda: 0)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
 
 
@@ -427,9 +427,74 @@ def test_progress_is_reported_and_raising_abandons_the_scan(tmp_path: Path, monk
         raise AssertionError("the child is still there")
 
 
+def test_the_window_may_fork_with_threads_and_cancel_a_hung_child(tmp_path: Path, monkeypatch: Any) -> None:
+    import threading
+
+    import journal.diagnose as diagnose_module
+
+    _idle(monkeypatch)
+    pids: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    path = tmp_path / JOURNAL_NAME
+    _damaged_big_journal(path)
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)  # a window has other threads
+    worker.start()
+    try:
+        scan = scan_journal(path, fork_with_threads=True)
+        ev = scan.events
+        events = list(zip(ev.event_ids, ev.types, ev.ts, ev.lines, ev.offsets, ev.entries, strict=True))
+        assert (events, scan.defects, scan.lines, scan.size, scan.archives) == _reference(path)
+        assert len(pids) == 1
+
+        # A child that hangs (here: waits on a pipe nobody writes) cannot hang the window: while it
+        # waits, the parent calls report, whose cancel kills the child.
+        hang_r, hang_w = os.pipe()
+        monkeypatch.setattr(diagnose_module, "_child_work", lambda *args: os.read(hang_r, 1))
+        calls: list[int] = []
+
+        class Cancelled(Exception):
+            pass
+
+        def report(done: int) -> None:
+            calls.append(done)
+            if done == path.stat().st_size:  # waiting for the child
+                raise Cancelled
+
+        try:
+            scan_journal(path, report, fork_with_threads=True)
+        except Cancelled:
+            pass
+        else:
+            raise AssertionError("the scan did not stop")
+        os.close(hang_r)
+        os.close(hang_w)
+        assert len(pids) == 2
+        try:
+            os.kill(pids[1], 0)
+        except ProcessLookupError:
+            pass
+        else:
+            raise AssertionError("the hung child is still there")
+    finally:
+        stop.set()
+        worker.join()
+
+
 def test_no_fork_with_threads_or_when_turned_off_or_busy(tmp_path: Path, monkeypatch: Any) -> None:
     import threading
 
+    import journal.diagnose as diagnose_module
+
+    assert diagnose_module._busy_cpus() is not None  # this machine can say
     _idle(monkeypatch)
 
     def no_fork() -> int:
@@ -441,9 +506,9 @@ def test_no_fork_with_threads_or_when_turned_off_or_busy(tmp_path: Path, monkeyp
     monkeypatch.setenv("MEMORY_INSPECTOR_JOBS", "1")
     assert _scanned(path) == _reference(path)
     monkeypatch.delenv("MEMORY_INSPECTOR_JOBS")
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.0, 1.0))  # no idle core: the split would lose
+    monkeypatch.setattr(diagnose_module, "_busy_cpus", lambda: 1.5)  # no idle core: the split would lose
     assert _scanned(path) == _reference(path)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(diagnose_module, "_busy_cpus", lambda: 0)
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait)
     worker.start()
