@@ -117,10 +117,10 @@ def window_run(root: Path, appends: int, out: Path) -> int:
     marks: dict[str, float] = {}
     real_diagnose = session._diagnose
 
-    def timed_diagnose(path):  # type: ignore[no-untyped-def]
+    def timed_diagnose(path, **kwargs):  # type: ignore[no-untyped-def]
         t = time.perf_counter()
         try:
-            return real_diagnose(path)
+            return real_diagnose(path, **kwargs)
         finally:
             marks["diagnosis"] = time.perf_counter() - t
 
@@ -142,10 +142,19 @@ def window_run(root: Path, appends: int, out: Path) -> int:
     poll = QTimer()
     poll.timeout.connect(lambda: loop.quit() if "analysis_shown" in marks else None)
     poll.start(5)
+    failed: list[str] = []
+    session.load_failed.connect(lambda *a: (failed.append(repr(a)), loop.quit()))
+    give_up = QTimer()
+    give_up.setSingleShot(True)
+    give_up.timeout.connect(lambda: (failed.append("no analysis after 600 s"), loop.quit()))
+    give_up.start(600_000)
     t0 = time.perf_counter()
     session.open_path(root / CHARACTER)
     loop.exec()
     poll.stop()
+    give_up.stop()
+    if failed:
+        raise SystemExit(f"the window did not load {root}: {failed[0]}")
     result: dict[str, object] = {
         "events": len(session.timeline().events),
         "first_rows": marks["first_rows"] - t0,
