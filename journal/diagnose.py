@@ -1011,6 +1011,7 @@ def _child_work(
             before = len(seen)
             seen.update(map(hash, part.events.event_ids))
             unique = unique and len(seen) == before + len(part.events.event_ids)
+            del part, blob  # before the next slice, which can then reuse their memory
             if not theirs_taken:
                 theirs_taken = take_theirs(wait=False)
     if not theirs_taken:

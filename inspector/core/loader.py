@@ -36,6 +36,9 @@ class Diagnose(Protocol):
 #: The progress bar of the analysis counts in these steps (bytes would overflow a Qt int).
 PROGRESS_STEPS = 1000
 
+#: Seconds between two progress updates of the analysis.
+PROGRESS_INTERVAL = 0.2
+
 
 @dataclass(slots=True)
 class Preview:
@@ -148,9 +151,14 @@ def load_location(
     if on_progress:
         on_progress(LoadProgress(f"Analysing {location.label}…"))
 
+    last_shown = [-PROGRESS_INTERVAL]
+
     def analysed(done: int, total: int) -> None:
         token.check()  # a cancel stops the scan here, within a few MiB
-        if on_progress and total:
+        now = time.perf_counter()
+        # A few updates a second: each one is work for the GUI thread while the scan runs.
+        if on_progress and total and (now - last_shown[0] >= PROGRESS_INTERVAL or done >= total):
+            last_shown[0] = now
             on_progress(
                 LoadProgress(
                     f"Analysing {location.label}… {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB",

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import journal.diagnose as diagnose_module
+from inspector.core import loader as loader_module
 from inspector.core import location as location_mod
 from inspector.core.jobs import Cancelled, CancelToken
 from inspector.core.loader import first_character_dir, load_location, read_preview
@@ -128,12 +129,19 @@ def test_the_analysis_shows_measured_progress_and_a_cancel_stops_its_scan(tmp_pa
     write_character(tmp_path, "alice", applied=300, pending=100)
     write_character(tmp_path, "bob", applied=200)
     monkeypatch.setattr(diagnose_module, "REPORT_EVERY", 4096)
+    monkeypatch.setattr(loader_module, "PROGRESS_INTERVAL", 0.0)
     progress = []
     load_location(resolve_location(tmp_path), CancelToken(), diagnose_path, on_progress=progress.append)
     measured = [p for p in progress if p.message.startswith("Analysing") and p.total]
     assert len(measured) > 5 and all(p.total == 1000 for p in measured)
     assert [p.done for p in measured] == sorted(p.done for p in measured) and measured[-1].done == 1000
     assert "MiB" in measured[-1].message
+
+    # Updates are spaced out (they are work for the GUI thread); the last one always shows.
+    monkeypatch.setattr(loader_module, "PROGRESS_INTERVAL", 3600.0)
+    progress.clear()
+    load_location(resolve_location(tmp_path), CancelToken(), diagnose_path, on_progress=progress.append)
+    assert [p.done for p in progress if p.message.startswith("Analysing") and p.total] == [0, 1000]
 
     # Cancelling while the journal is being scanned stops the scan at the next report.
     token = CancelToken()
