@@ -876,10 +876,6 @@ SHARED_MAX = 1 << 30
 _FRAME = struct.Struct("<qq")  # (offset in the shared map, length); length -1: the child is done
 
 
-#: The shortest line that is an event: ``{"event_id":"x","type":"fact.added"}`` and its newline.
-_MIN_EVENT_LINE = 38
-
-
 def _parallel_scan(
     fh: BinaryIO, path: Path, split: int, report: Callable[[int], None] | None = None
 ) -> tuple[_Scan, bool]:
@@ -887,46 +883,39 @@ def _parallel_scan(
     and whether all event ids are distinct.
 
     The child scans its range in slices (:data:`CHILD_CUTS`), numbering lines from 0, and writes
-    each slice (packed) into an anonymous shared map, announcing it with a 16-byte frame on a
-    pipe; this process takes the slices in as they come, after its own part. Ids are checked by
-    the child, by hash: among its own, and against this part's, whose hashes it gets through a
-    second shared map once this part is scanned; its last frame carries the verdict. (The child
-    was forked from this process, so str hashes agree; equal hashes of different ids only send
-    the caller down the exact path.) If the child fails, runs out of room or sends something
-    unreadable, this process scans whatever it did not take in yet and checks every id itself.
-    ``report`` sees this process's own progress scaled to the whole file; when it (or anything
+    each slice (packed, with the hashes of its ids) into an anonymous shared map, announcing it
+    with a 16-byte frame on a pipe; this process takes the slices in as they come, after its own
+    part, and checks ids by hash. (The child was forked from this process, so str hashes agree;
+    equal hashes of different ids only send the caller down the exact path.) If the child fails,
+    runs out of room or sends something unreadable, this process scans whatever it did not take
+    in yet and checks every id itself. ``report`` sees this process's own progress scaled to the
+    whole file, and is called every 0.25 s while waiting for the child; when it (or anything
     here) raises, the child is killed rather than waited for.
     """
     size = os.fstat(fh.fileno()).st_size
     shared = mmap.mmap(-1, max(1, min(SHARED_MAX, 2 * (size - split) + (16 << 20))))
-    hash_map = mmap.mmap(-1, 8 * (split // _MIN_EVENT_LINE + 1))
     from_child, to_parent = os.pipe()
-    from_parent, to_child = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns about any fork in a process with threads; scan_journal says why
         # this one is safe, and only forks with threads when the caller asked for it.
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
-    if pid == 0:  # the child: scan the rest, slice by slice, check the ids, and leave at once
+    if pid == 0:  # the child: scan the rest, slice by slice, and leave at once
         status = 1
         try:
             os.close(from_child)
-            os.close(to_child)
-            _child_work(path, split, size, shared, to_parent, hash_map, from_parent)
+            _child_work(path, split, size, shared, to_parent)
             status = 0
         finally:
             os._exit(status)
     os.close(to_parent)
-    os.close(from_parent)
     scaled = None if report is None else (lambda done: report(done * size // split))
-    verdict: bool | None = None
+    child_done = False
     try:
         scan = _fast_scan(fh, end=split, report=scaled)
         base = scan.lines
-        hashes = array("q", map(hash, scan.events.event_ids))
-        n = len(hashes)
-        hash_map[: 8 * n] = hashes.tobytes()
-        os.write(to_child, _COUNT.pack(n))
+        seen = set(map(hash, scan.events.event_ids))
+        unique = len(seen) == len(scan.events.event_ids)
         with os.fdopen(from_child, "rb", buffering=0) as frames:
             from_child = -1
             while True:
@@ -938,62 +927,36 @@ def _parallel_scan(
                     break  # the child died before it was done
                 at, length = _FRAME.unpack(frame)
                 if length < 0:
-                    verdict = at == 1
+                    child_done = True
                     break
                 try:
                     with memoryview(shared)[at : at + length] as packed:
-                        part = _unpack(packed)
+                        part, hashes = _unpack(packed)
                 except Exception:
                     break
                 _shift_lines(part, base)
                 _merge(scan, part)
+                before = len(seen)
+                seen.update(hashes)
+                unique = unique and len(seen) == before + len(hashes)
     finally:
-        for fd in (from_child, to_child):
-            if fd >= 0:
-                os.close(fd)
-        if verdict is None:
+        if from_child >= 0:
+            os.close(from_child)
+        if not child_done:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         shared.close()
-        hash_map.close()
-    if verdict is None:  # scan here what the child did not deliver, and check every id here
+    if not child_done:  # scan here what the child did not deliver, and check every id here
         _merge(scan, _scan_rest(path, scan.size, scan.lines))
-        verdict = len(set(scan.events.event_ids)) == len(scan.events.event_ids)
-    return scan, verdict
+        unique = len(set(scan.events.event_ids)) == len(scan.events.event_ids)
+    return scan, unique
 
 
-_COUNT = struct.Struct("<q")
-
-
-def _child_work(
-    path: Path, split: int, size: int, shared: mmap.mmap, out: int, hash_map: mmap.mmap, from_parent: int
-) -> None:
-    """The forked child's work: scan from ``split`` to the end, slice by slice, into ``shared``;
-    then check the ids and send the verdict."""
+def _child_work(path: Path, split: int, size: int, shared: mmap.mmap, out: int) -> None:
+    """The forked child's work: scan from ``split`` to the end, slice by slice, into ``shared``."""
     ends = [split + int((size - split) * cut) for cut in CHILD_CUTS] + [sys.maxsize]
     at = 0
-    seen: set[int] = set()
-    unique = True
-    theirs_taken = False
-
-    def take_theirs(wait: bool) -> bool:
-        # The parent's id hashes, once it has sent them: among themselves and against ours.
-        nonlocal unique
-        if not wait and not select.select([from_parent], [], [], 0)[0]:
-            return False
-        with os.fdopen(from_parent, "rb", buffering=0) as fh:
-            count = _read_exactly(fh, _COUNT.size)
-        if count is None:
-            raise EOFError("the parent gave up")
-        (n,) = _COUNT.unpack(count)
-        theirs = array("q")
-        theirs.frombytes(hash_map[: 8 * n])
-        before = len(seen)
-        seen.update(theirs)
-        unique = unique and len(seen) == before + n
-        return True
-
     with open(path, "rb") as own:
         own.seek(split)
         start, line = split, 0
@@ -1008,15 +971,8 @@ def _child_work(
             os.write(out, _FRAME.pack(at, len(blob)))
             at += len(blob)
             start, line = part.size, part.lines
-            before = len(seen)
-            seen.update(map(hash, part.events.event_ids))
-            unique = unique and len(seen) == before + len(part.events.event_ids)
             del part, blob  # before the next slice, which can then reuse their memory
-            if not theirs_taken:
-                theirs_taken = take_theirs(wait=False)
-    if not theirs_taken:
-        take_theirs(wait=True)
-    os.write(out, _FRAME.pack(int(unique), -1))
+    os.write(out, _FRAME.pack(0, -1))
 
 
 def _read_exactly(fh: BinaryIO, n: int) -> bytes | None:
@@ -1054,6 +1010,7 @@ def _pack(part: _Scan) -> bytes:
     defects = [dataclasses.astuple(d) for d in part.defects]
     return marshal.dumps(
         (
+            array("q", map(hash, ev.event_ids)).tobytes(),
             ev.event_ids,
             ev.ts,
             ev.types,
@@ -1068,9 +1025,9 @@ def _pack(part: _Scan) -> bytes:
     )
 
 
-def _unpack(data: bytes | memoryview) -> _Scan:
-    """A slice of the child's scan, from :func:`_pack`."""
-    ids, ts, types, entries, lines, offsets, defects, nlines, size, archives = marshal.loads(data)
+def _unpack(data: bytes | memoryview) -> tuple[_Scan, array[int]]:
+    """A slice of the child's scan, from :func:`_pack`, and the hashes of its ids."""
+    hash_bytes, ids, ts, types, entries, lines, offsets, defects, nlines, size, archives = marshal.loads(data)
     events = EventList()
     events.event_ids, events.ts, events.types, events.entries = ids, ts, types, entries
     events.lines.frombytes(lines)
@@ -1078,8 +1035,12 @@ def _unpack(data: bytes | memoryview) -> _Scan:
     n = len(ids)
     if {len(ts), len(types), len(entries), len(events.lines), len(events.offsets)} != {n}:
         raise ValueError("inconsistent columns from the scanning child")
+    hashes = array("q")
+    hashes.frombytes(hash_bytes)
+    if len(hashes) != n:
+        raise ValueError("inconsistent columns from the scanning child")
     events._states = bytearray(n)
-    return _Scan(events, [Defect(*d) for d in defects], nlines, size, archives)
+    return _Scan(events, [Defect(*d) for d in defects], nlines, size, archives), hashes
 
 
 def _merge(first: _Scan, second: _Scan) -> _Scan:
