@@ -883,10 +883,9 @@ def _parallel_scan(
     and whether all event ids are distinct.
 
     The child scans its range in slices (:data:`CHILD_CUTS`), numbering lines from 0, and writes
-    each slice (packed, with the hashes of its ids) into an anonymous shared map, announcing it
-    with a 16-byte frame on a pipe; this process takes the slices in as they come, after its own
-    part, and checks ids by hash. (The child was forked from this process, so str hashes agree;
-    equal hashes of different ids only send the caller down the exact path.) If the child fails,
+    each slice (packed) into an anonymous shared map, announcing it with a 16-byte frame on a
+    pipe; this process takes the slices in as they come, after its own part, and checks that all
+    ids are distinct as they arrive (it would wait for the child otherwise). If the child fails,
     runs out of room or sends something unreadable, this process scans whatever it did not take
     in yet and checks every id itself. ``report`` sees this process's own progress scaled to the
     whole file, and is called every 0.25 s while waiting for the child; when it (or anything
@@ -914,7 +913,7 @@ def _parallel_scan(
     try:
         scan = _fast_scan(fh, end=split, report=scaled)
         base = scan.lines
-        seen = set(map(hash, scan.events.event_ids))
+        seen = set(scan.events.event_ids)
         unique = len(seen) == len(scan.events.event_ids)
         with os.fdopen(from_child, "rb", buffering=0) as frames:
             from_child = -1
@@ -931,14 +930,14 @@ def _parallel_scan(
                     break
                 try:
                     with memoryview(shared)[at : at + length] as packed:
-                        part, hashes = _unpack(packed)
+                        part = _unpack(packed)
                 except Exception:
                     break
                 _shift_lines(part, base)
-                _merge(scan, part)
                 before = len(seen)
-                seen.update(hashes)
-                unique = unique and len(seen) == before + len(hashes)
+                seen.update(part.events.event_ids)
+                unique = unique and len(seen) == before + len(part.events.event_ids)
+                _merge(scan, part)
     finally:
         if from_child >= 0:
             os.close(from_child)
@@ -1010,7 +1009,6 @@ def _pack(part: _Scan) -> bytes:
     defects = [dataclasses.astuple(d) for d in part.defects]
     return marshal.dumps(
         (
-            array("q", map(hash, ev.event_ids)).tobytes(),
             ev.event_ids,
             ev.ts,
             ev.types,
@@ -1025,9 +1023,9 @@ def _pack(part: _Scan) -> bytes:
     )
 
 
-def _unpack(data: bytes | memoryview) -> tuple[_Scan, array[int]]:
-    """A slice of the child's scan, from :func:`_pack`, and the hashes of its ids."""
-    hash_bytes, ids, ts, types, entries, lines, offsets, defects, nlines, size, archives = marshal.loads(data)
+def _unpack(data: bytes | memoryview) -> _Scan:
+    """A slice of the child's scan, from :func:`_pack`."""
+    ids, ts, types, entries, lines, offsets, defects, nlines, size, archives = marshal.loads(data)
     events = EventList()
     events.event_ids, events.ts, events.types, events.entries = ids, ts, types, entries
     events.lines.frombytes(lines)
@@ -1035,12 +1033,8 @@ def _unpack(data: bytes | memoryview) -> tuple[_Scan, array[int]]:
     n = len(ids)
     if {len(ts), len(types), len(entries), len(events.lines), len(events.offsets)} != {n}:
         raise ValueError("inconsistent columns from the scanning child")
-    hashes = array("q")
-    hashes.frombytes(hash_bytes)
-    if len(hashes) != n:
-        raise ValueError("inconsistent columns from the scanning child")
     events._states = bytearray(n)
-    return _Scan(events, [Defect(*d) for d in defects], nlines, size, archives), hashes
+    return _Scan(events, [Defect(*d) for d in defects], nlines, size, archives)
 
 
 def _merge(first: _Scan, second: _Scan) -> _Scan:
