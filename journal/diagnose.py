@@ -1071,6 +1071,11 @@ def _fast_scan(
     raise (cancel). The check costs nothing per line: it shares the comparison with ``end``.
     """
     scan = _Scan(EventList(), [])
+    # Move the (still empty) column lists to the oldest generation at once: a young list is walked
+    # item by item by every young collection, and these grow to a million items while the
+    # collector is paused; the first two collections after the diagnosis then cost ~0.1 s, on
+    # whichever thread allocates next (the window's). Only young objects are walked here.
+    gc.collect(1)
     events = scan.events
     loads = orjson.loads
     known = _DECLARED

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,7 +56,9 @@ class EventTableModel(QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._timeline: CharacterTimeline | None = None
-        self._refs: list[int] = []
+        # Positions -> timeline refs, as an array: a million-item list would be walked by every
+        # young collection of the cycle collector until it is promoted.
+        self._refs: array[int] = array("q")
         self.summaries: SummaryProvider = _no_summary
         self._colors: dict[str, Any] = {}
         self._sentinel_label = ""
@@ -71,7 +74,7 @@ class EventTableModel(QAbstractTableModel):
     def timeline(self) -> CharacterTimeline | None:
         return self._timeline
 
-    def refs(self) -> list[int]:
+    def refs(self) -> array[int]:
         return self._refs
 
     def ref_at(self, pos: int) -> int:
@@ -87,7 +90,7 @@ class EventTableModel(QAbstractTableModel):
         """Replace every row (a load, a character switch, or a new filter)."""
         self.beginResetModel()
         self._timeline = timeline
-        self._refs = list(refs)
+        self._refs = array("q", refs)
         self.summaries = summaries or _no_summary
         self.endResetModel()
 
