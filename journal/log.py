@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import os
@@ -471,6 +470,8 @@ class EventLog:
 
         The threading lock is taken and released inside that thread, never held across an await.
         """
+        import asyncio  # here, not at the top: only the async twin needs it (~35 ms to import)
+
         return await asyncio.to_thread(self.record_and_save, character, event_type, payload, mutate, view=view)
 
     def _load_view(self, character: str, path: Path, view: str, expected: type) -> Any:

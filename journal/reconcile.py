@@ -41,7 +41,6 @@ older values behind the sentinel.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import logging
@@ -51,7 +50,7 @@ import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal import fs
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
@@ -68,6 +67,9 @@ from journal.log import EventLog, check_character_name
 from journal.reader import JournalScanner
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
 from journal.views import PERSONA, REFLECTIONS, parse_json_bytes
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -521,6 +523,8 @@ class Reconciler:
         meanwhile (the cancellation is re-raised afterwards): a round is never left running
         behind a caller that moved on.
         """
+        import asyncio  # here, not at the top: only the async twins need it (~35 ms to import)
+
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(None, functools.partial(self.reconcile, character, **kwargs))
         results = await _finish_all([future])
@@ -562,6 +566,8 @@ class Reconciler:
             ExceptionGroup: after all rounds finished, when any of them raised (e.g. an unreadable
                 journal); it holds every such exception.
         """
+        import asyncio
+
         names = list(self.characters() if characters is None else characters)
         loop = asyncio.get_running_loop()
         futures = [loop.run_in_executor(None, functools.partial(self.reconcile, c)) for c in names]
@@ -575,6 +581,8 @@ class Reconciler:
 
 async def _finish_all(futures: list[asyncio.Future[ReplayReport]]) -> list[ReplayReport | BaseException]:
     """Wait until every future is done, even across cancellation of the caller (re-raised after)."""
+    import asyncio
+
     if not futures:
         return []
     gathered = asyncio.gather(*futures, return_exceptions=True)
