@@ -1105,37 +1105,30 @@ def _fast_scan(
             scanner.feed(raw, evs, defects)
             scanner.finish(evs, defects)
             _add_reader_events(scan, evs, intern)
-            off += len(raw)
-            if off >= stop:
-                if off >= end:
-                    break
-                assert report is not None
-                report(off - start)
-                stop = min(end, off + REPORT_EVERY)
-            continue
-        payload = obj.get("payload")
-        entry = None
-        if payload.__class__ is dict:
-            first = etype[0]
-            if first == "r":
-                rid = payload.get("reflection_id")
-                if rid.__class__ is str and rid:
-                    entry = isetdefault(rid, rid)
-            elif first == "p":
-                key = payload.get("entity_key")
-                eid2 = payload.get("entry_id")
-                if key.__class__ is str and eid2.__class__ is str and key and eid2:
-                    ref = key + "/" + eid2
-                    entry = isetdefault(ref, ref)
-            if "archive_shard_path" in payload:
-                archives.append((len(events.event_ids), payload))
-        ts = obj.get("ts")
-        ids_append(eid)
-        types_append(etype)
-        ts_append(ts if ts.__class__ is str else "")
-        entries_append(entry)
-        lines_append(line)
-        offsets_append(off)
+        else:
+            payload = obj.get("payload")
+            entry = None
+            if payload.__class__ is dict:
+                first = etype[0]
+                if first == "r":
+                    rid = payload.get("reflection_id")
+                    if rid.__class__ is str and rid:
+                        entry = isetdefault(rid, rid)
+                elif first == "p":
+                    key = payload.get("entity_key")
+                    eid2 = payload.get("entry_id")
+                    if key.__class__ is str and eid2.__class__ is str and key and eid2:
+                        ref = key + "/" + eid2
+                        entry = isetdefault(ref, ref)
+                if "archive_shard_path" in payload:
+                    archives.append((len(events.event_ids), payload))
+            ts = obj.get("ts")
+            ids_append(eid)
+            types_append(etype)
+            ts_append(ts if ts.__class__ is str else "")
+            entries_append(entry)
+            lines_append(line)
+            offsets_append(off)
         off += len(raw)
         if off >= stop:
             if off >= end:

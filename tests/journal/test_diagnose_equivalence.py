@@ -379,6 +379,29 @@ def test_no_room_in_the_shared_map_is_scanned_here(tmp_path: Path, monkeypatch: 
     assert _scanned(path) == _reference(path)
 
 
+def _record_forks(monkeypatch: Any) -> list[int]:
+    """Patch ``os.fork`` to note the pid of each child it makes."""
+    pids: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    return pids
+
+
+def _assert_reaped(pid: int) -> None:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    raise AssertionError(f"child {pid} is still there")
+
+
 def test_progress_is_reported_and_raising_abandons_the_scan(tmp_path: Path, monkeypatch: Any) -> None:
     import journal.diagnose as diagnose_module
 
@@ -395,16 +418,7 @@ def test_progress_is_reported_and_raising_abandons_the_scan(tmp_path: Path, monk
         assert len(seen) > 3 and seen == sorted(seen) and seen[0] > 0 and seen[-1] <= size + 2048
 
     # Raising from the callback abandons the scan; a forked child is killed and reaped.
-    pids: list[int] = []
-    real_fork = os.fork
-
-    def fork() -> int:
-        pid = real_fork()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
+    pids = _record_forks(monkeypatch)
 
     class Stop(Exception):
         pass
@@ -419,12 +433,7 @@ def test_progress_is_reported_and_raising_abandons_the_scan(tmp_path: Path, monk
     else:
         raise AssertionError("the scan went on")
     assert len(pids) == 1
-    try:
-        os.kill(pids[0], 0)
-    except ProcessLookupError:
-        pass
-    else:
-        raise AssertionError("the child is still there")
+    _assert_reaped(pids[0])
 
 
 def test_the_window_may_fork_with_threads_and_cancel_a_hung_child(tmp_path: Path, monkeypatch: Any) -> None:
@@ -433,16 +442,7 @@ def test_the_window_may_fork_with_threads_and_cancel_a_hung_child(tmp_path: Path
     import journal.diagnose as diagnose_module
 
     _idle(monkeypatch)
-    pids: list[int] = []
-    real_fork = os.fork
-
-    def fork() -> int:
-        pid = real_fork()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
+    pids = _record_forks(monkeypatch)
     path = tmp_path / JOURNAL_NAME
     _damaged_big_journal(path)
     stop = threading.Event()
@@ -478,12 +478,7 @@ def test_the_window_may_fork_with_threads_and_cancel_a_hung_child(tmp_path: Path
         os.close(hang_r)
         os.close(hang_w)
         assert len(pids) == 2
-        try:
-            os.kill(pids[1], 0)
-        except ProcessLookupError:
-            pass
-        else:
-            raise AssertionError("the hung child is still there")
+        _assert_reaped(pids[1])
     finally:
         stop.set()
         worker.join()
