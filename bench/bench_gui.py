@@ -131,17 +131,15 @@ def window_run(root: Path, appends: int, out: Path) -> int:
             if event.type() == QEvent.Type.Paint and model.rowCount() > 0:
                 now = time.perf_counter()
                 marks.setdefault("first_rows", now)
-                if "loaded" in marks:
-                    marks.setdefault("analysis_shown", now)
+                if "loaded" in marks and "analysis_shown" not in marks:
+                    marks["analysis_shown"] = now
+                    loop.quit()
             return False
 
     watch = PaintWatch()
     window.timeline.viewport().installEventFilter(watch)
     loop = QEventLoop()
     session.loaded.connect(lambda _f: marks.setdefault("loaded", time.perf_counter()))
-    poll = QTimer()
-    poll.timeout.connect(lambda: loop.quit() if "analysis_shown" in marks else None)
-    poll.start(5)
     failed: list[str] = []
     session.load_failed.connect(lambda *a: (failed.append(repr(a)), loop.quit()))
     give_up = QTimer()
@@ -151,7 +149,6 @@ def window_run(root: Path, appends: int, out: Path) -> int:
     t0 = time.perf_counter()
     session.open_path(root / CHARACTER)
     loop.exec()
-    poll.stop()
     give_up.stop()
     if failed:
         raise SystemExit(f"the window did not load {root}: {failed[0]}")

@@ -92,6 +92,8 @@ class LoadProgress:
     message: str
     done: int = 0
     total: int = 0
+    #: what the bar itself shows beside the percentage, e.g. "136 of 387 MiB"
+    detail: str = ""
 
 
 def first_character_dir(folder: Path) -> Path | None:
@@ -161,9 +163,10 @@ def load_location(
             last_shown[0] = now
             on_progress(
                 LoadProgress(
-                    f"Analysing {location.label}… {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB",
+                    f"Analysing {location.label}…",
                     done * PROGRESS_STEPS // total,
                     PROGRESS_STEPS,
+                    f"{done / 2**20:,.0f} of {total / 2**20:,.0f} MiB",
                 )
             )
 

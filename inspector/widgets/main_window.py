@@ -316,8 +316,12 @@ class MainWindow(QMainWindow):
         self.progress_label.setText(f"Loading {label}…")
 
     def _on_progress(self, progress: LoadProgress) -> None:
-        self.progress_label.setText(progress.message)
+        # The label keeps its text while only the figures move: a label that changes width
+        # re-lays the status bar out, which repainted the whole timeline on every update.
+        if self.progress_label.text() != progress.message:
+            self.progress_label.setText(progress.message)
         if progress.total:
+            self.progress.setFormat(f"%p% · {progress.detail}" if progress.detail else "%p%")
             self.progress.setRange(0, progress.total)
             self.progress.setValue(progress.done)
         else:

@@ -135,7 +135,7 @@ def test_the_analysis_shows_measured_progress_and_a_cancel_stops_its_scan(tmp_pa
     measured = [p for p in progress if p.message.startswith("Analysing") and p.total]
     assert len(measured) > 5 and all(p.total == 1000 for p in measured)
     assert [p.done for p in measured] == sorted(p.done for p in measured) and measured[-1].done == 1000
-    assert "MiB" in measured[-1].message
+    assert measured[-1].message.startswith("Analysing") and measured[-1].detail.endswith(" MiB")
 
     # Updates are spaced out (they are work for the GUI thread); the last one always shows.
     monkeypatch.setattr(loader_module, "PROGRESS_INTERVAL", 3600.0)
