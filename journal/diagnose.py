@@ -83,7 +83,16 @@ from journal.runtime import RUNTIME_DIR_ENV as RUNTIME_DIR_ENV
 from journal.runtime import LauncherLock, check_launcher_lock
 from journal.runtime import runtime_state_dir as runtime_state_dir
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard, validate_shard_name
-from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, load_view, parse_json_bytes, read_sentinel
+from journal.views import (
+    FACTS,
+    PERSONA,
+    REFLECTIONS,
+    SentinelRead,
+    copy_json,
+    load_view,
+    parse_json_bytes,
+    read_sentinel,
+)
 
 #: Event states, in the order a legend shows them.
 EVENT_STATES = ("applied", "pending", "blocked", "orphaned", "suspect")
@@ -1465,15 +1474,6 @@ class ProjectionStore:
 
     def write_sentinel(self, event_id: str | None) -> None:
         self.written.add(SENTINEL_NAME)
-
-
-def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (lists and dicts rebuilt; scalars shared)."""
-    if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) for v in value]
-    return value
 
 
 # -- one character ------------------------------------------------------------------------------------

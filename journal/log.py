@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import threading
@@ -34,6 +33,7 @@ from journal.views import (
     REFLECTIONS,
     VIEW_TYPES,
     SentinelRead,
+    copy_json,
     load_view,
     read_sentinel,
     save_view,
@@ -234,21 +234,6 @@ def _matching_run(new: bytes, at: int, old: memoryview, starts: list[int], j: in
     return lo
 
 
-_IMMUTABLE_LEAVES = frozenset({str, int, float, bool, type(None)})
-
-
-def _private_copy(value: Any) -> Any:
-    """``copy.deepcopy`` for JSON values, a few times faster; leaves are shared, as deepcopy does."""
-    t = type(value)
-    if t is dict:
-        return {k: _private_copy(v) for k, v in value.items()}
-    if t is list:
-        return [_private_copy(v) for v in value]
-    if t in _IMMUTABLE_LEAVES:
-        return value
-    return copy.deepcopy(value)
-
-
 def _segment(key: str | None, item: Any) -> bytes:
     """An element's compact segment without its delimiter: ``value`` or ``"key":value``."""
     value = orjson.dumps(item)
@@ -342,7 +327,7 @@ def _encode_view(obj: Any, old: _SavedView | None) -> _SavedView | None:
             if names:
                 part = json.dumps(names[i], ensure_ascii=False).encode() + b": " + part
             parts[i] = part
-            shadow[i] = _private_copy(items[i])
+            shadow[i] = copy_json(items[i])
     done: list[bytes] = parts  # type: ignore[assignment]  # every slot is filled now
     head, tail = (b"[\n  ", b"\n]") if keys is None else (b"{\n  ", b"\n}")
     if n > 1:  # one copy of the whole: the brackets go on the first and last parts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass
@@ -134,3 +135,19 @@ def write_sentinel(char_dir: str | os.PathLike[str], event_id: str | None) -> No
     fs.atomic_write_json(
         Path(char_dir) / SENTINEL_NAME, {"last_applied_event_id": event_id, "ts": now_iso()}
     )
+
+
+_IMMUTABLE_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_json(value: Any) -> Any:
+    """``copy.deepcopy`` for JSON values, a few times faster: dicts and lists are rebuilt, str,
+    numbers, booleans and ``None`` shared (as deepcopy shares them); anything else is deep-copied."""
+    t = type(value)
+    if t is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if t is list:
+        return [copy_json(v) for v in value]
+    if t in _IMMUTABLE_LEAVES:
+        return value
+    return copy.deepcopy(value)
