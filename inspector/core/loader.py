@@ -153,14 +153,15 @@ def load_location(
     if on_progress:
         on_progress(LoadProgress(f"Analysing {location.label}…"))
 
-    last_shown = [-PROGRESS_INTERVAL]
+    last_shown = -PROGRESS_INTERVAL
 
     def analysed(done: int, total: int) -> None:
+        nonlocal last_shown
         token.check()  # a cancel stops the scan here, within a few MiB
         now = time.perf_counter()
         # A few updates a second: each one is work for the GUI thread while the scan runs.
-        if on_progress and total and (now - last_shown[0] >= PROGRESS_INTERVAL or done >= total):
-            last_shown[0] = now
+        if on_progress and total and (now - last_shown >= PROGRESS_INTERVAL or done >= total):
+            last_shown = now
             on_progress(
                 LoadProgress(
                     f"Analysing {location.label}…",
