@@ -73,7 +73,12 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
     raise ValueError(command)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, exit_now: bool = False) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+
+    ``exit_now``: this is the whole program (see :func:`run`), so ``check`` may end the process
+    itself once its output is written, rather than spend time freeing what it built.
+    """
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         command = args_list[0]
@@ -81,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "check":
             from inspector.check_cmd import run_check
 
-            return run_check(args)
+            return run_check(args, exit_now=exit_now)
         if command == "replay":
             from inspector.replay_cmd import run_replay
 
@@ -95,5 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_gui(args.path, redact=args.redact, screenshot=args.screenshot)
 
 
+def run() -> None:
+    """The ``memory-inspector`` program (console script and ``python -m inspector``)."""
+    sys.exit(main(exit_now=True))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

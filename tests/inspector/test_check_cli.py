@@ -19,6 +19,9 @@ from journal.events import JOURNAL_NAME
 from tests.helpers import folders
 from tests.helpers.folders import FIXTURE_NOW
 
+#: The diagnosis clock before the autouse fixture pins it (a child process reads the real clock).
+_REAL_NOW = journal.diagnose._now
+
 #: The exit code ``check`` must give for each fixture case.
 EXIT_CODES = {
     "healthy": 0,
@@ -295,3 +298,32 @@ def test_end_to_end_in_a_child_process(tmp_path: Path) -> None:
     doc: dict[str, Any] = json.loads(proc.stdout)
     assert doc["schema"] == 1 and [c["name"] for c in doc["characters"]] == ["archive-entry-lost", "healthy"]
     assert doc["characters"][0]["counts"]["orphaned"] == 1
+
+
+@pytest.mark.parametrize("fmt", [["--json", "--all-events"], ["--all-events"]])
+def test_the_program_ends_itself_only_after_all_its_output_is_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: list[str]
+) -> None:
+    # As a program, check ends the process itself once its output is flushed (it does not free
+    # the diagnosis). Output going to a file (fully buffered) must still arrive whole, with the
+    # same exit code, as the in-process command gives it (on the same, real, clock).
+    root = tmp_path / "memory"
+    folders.healthy(root)
+    folders.archive_entry_lost(root)
+    folders.pending_tail(root)
+    monkeypatch.setattr(journal.diagnose, "_now", _REAL_NOW)
+    code, out, err = check(capsys, str(root), *fmt)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # block-buffered stdout
+    env["NEKO_RUNTIME_STATE_DIR"] = str(tmp_path / "runtime")
+    with open(tmp_path / "out", "wb") as stdout, open(tmp_path / "err", "wb") as stderr:
+        proc = subprocess.run(
+            [sys.executable, "-m", "inspector", "check", str(root), *fmt],
+            stdout=stdout,
+            stderr=stderr,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    assert code == 1 and proc.returncode == code
+    assert len(out) > 1000 and (tmp_path / "out").read_text(encoding="utf-8") == out
+    assert (tmp_path / "err").read_text(encoding="utf-8") == err
