@@ -7,9 +7,12 @@ cannot be read or the arguments are wrong (one line on stderr says why).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
+import uuid
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 import orjson
@@ -80,15 +83,67 @@ def dumps_json(diagnosis: Diagnosis, *, all_events: bool = False) -> bytes:
         return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
 
 
+#: How many events the streaming writers encode and write at a time.
+EVENTS_PER_PIECE = 10_000
+
+#: What starts each line of a character's ``events`` items inside the document (depth 4).
+_EVENT_LINE = b"\n" + b" " * 6
+
+
+def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[bytes]:
+    """The ``--json`` document in pieces: the same bytes as :func:`dumps_json`, but each
+    character's events are encoded :data:`EVENTS_PER_PIECE` at a time, so that the document of a
+    million events (``--all-events``) is never held in memory whole, nor its million dicts.
+
+    The rest of the document is encoded first, with a unique placeholder string for each
+    ``events`` list; the lists are spliced in where the placeholders are.
+    """
+    doc = diagnosis.to_json(all_events, with_events=False)
+    marker = f"events-{uuid.uuid4().hex}-"
+    for i, c in enumerate(doc["characters"]):
+        c["events"] = f"{marker}{i}"
+    try:
+        head = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # not valid Unicode somewhere: all of it ASCII-escaped
+        yield dumps_json(diagnosis, all_events=all_events)
+        return
+    at = 0
+    for i, c in enumerate(diagnosis.characters):
+        placeholder = orjson.dumps(f"{marker}{i}")
+        j = head.index(placeholder, at)
+        yield head[at:j]
+        yield from _events_array(c.listed_json(all_events))
+        at = j + len(placeholder)
+    yield head[at:] + b"\n"
+
+
+def _events_array(events: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    """A character's ``events`` list as :func:`dumps_json` lays it out, in pieces."""
+    first = True
+    while True:
+        items = list(itertools.islice(events, EVENTS_PER_PIECE))
+        if not items:
+            break
+        try:
+            data = orjson.dumps(items, option=orjson.OPT_INDENT_2)
+        except orjson.JSONEncodeError:  # lone surrogates in these events: escape them (valid JSON)
+            data = json.dumps(items, indent=2, ensure_ascii=True).encode("ascii")
+        # data is b"[\n  {...},\n  {...}\n]": keep the items, two levels deeper in the document.
+        yield (b"[" if first else b",") + data[1:-2].replace(b"\n", _EVENT_LINE)
+        first = False
+    yield b"[]" if first else b"\n      ]"
+
+
 def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
-    data = dumps_json(diagnosis, all_events=all_events)
     buffer = getattr(out, "buffer", None)
     if buffer is not None:
         out.flush()
-        buffer.write(data)
+        for piece in iter_json(diagnosis, all_events=all_events):
+            buffer.write(piece)
         buffer.flush()
     else:
-        out.write(data.decode("utf-8"))
+        for piece in iter_json(diagnosis, all_events=all_events):
+            out.write(piece.decode("utf-8"))
 
 
 # -- for people ----------------------------------------------------------------------------------
@@ -96,6 +151,8 @@ def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -
 
 def _one_line(text: str) -> str:
     """Control characters and newlines escaped, so hostile content cannot drive the terminal."""
+    if text.isprintable():  # the common case, checked in C (a space is printable)
+        return text
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
@@ -117,43 +174,45 @@ def _finding_line(f: Finding) -> str:
     return f"    {f.severity:<7}  {f.code:<19}  {_one_line(f.message)}{_one_line(suffix)}"
 
 
-def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> list[str]:
-    """The lines printed for one character."""
+def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Iterator[str]:
+    """The lines printed for one character, one at a time (a timeline can be a million lines)."""
     counts = c.counts()
-    lines = [f"{_one_line(c.name)}"]
+    yield f"{_one_line(c.name)}"
     if c.journal.present:
-        lines.append(f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}")
+        yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}"
     else:
-        lines.append("  journal   none" + (" (views only: a cloud-save export)" if c.views_only else ""))
+        yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
     s = c.sentinel
     where = f" at event #{s.index}" if s.index is not None else ""
     ident = f" {s.event_id}" if s.event_id else ""
-    lines.append(f"  sentinel  {s.state}{where}{_one_line(ident)}")
-    lines.append(
+    yield f"  sentinel  {s.state}{where}{_one_line(ident)}"
+    yield (
         "  events    "
         + " · ".join(f"{counts[k]:,} {k}" for k in ("applied", "pending", "blocked", "orphaned", "suspect"))
         + f" · {counts['defects']:,} defects"
     )
     if c.blocked is not None:
         b = c.blocked
-        lines.append(
+        yield (
             f"  blocked   event #{b.index} {_one_line(b.type)}: {b.reason}: "
             f"{_one_line(c.blocked_message or b.message or '')}"
         )
     if all_events:
-        lines.append("  timeline")
-        for e in c.events:
-            reason = f" ({e.reason})" if e.reason else ""
-            lines.append(f"    #{e.index:<6} line {e.line:<7} {e.state:<8} {_one_line(e.type)}{reason}  {e.event_id}")
+        yield "  timeline"
+        for e in c.listed_json(all_events=True):
+            reason = f" ({e['reason']})" if e["reason"] else ""
+            what = f"{_one_line(e['type'])}{reason}  {_one_line(e['event_id'])}"
+            yield f"    #{e['index']:<6} line {e['line']:<7} {e['state']:<8} {what}"
     if c.findings:
-        lines.append(f"  findings ({len(c.findings)})")
-        lines.extend(_finding_line(f) for f in c.findings)
+        yield f"  findings ({len(c.findings)})"
+        yield from (_finding_line(f) for f in c.findings)
     else:
-        lines.append("  findings  none: healthy")
-    return lines
+        yield "  findings  none: healthy"
 
 
 def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
+    """One block per character, blank lines between blocks, written as it is made (a timeline
+    can be a million lines: at most :data:`EVENTS_PER_PIECE` of them are held at a time)."""
     kinds = {"root": "memory root", "character": "character folder"}
     kind = "zip export" if diagnosis.is_zip else kinds.get(diagnosis.kind, diagnosis.kind)
     n = len(diagnosis.characters)
@@ -162,19 +221,30 @@ def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) 
         header.append(f"server: {diagnosis.server.state}: {_one_line(diagnosis.server.message)}")
     for finding in diagnosis.findings:
         header.append(_finding_line(finding).strip())
-    blocks: list[str] = ["\n".join(header)]
-    for c in diagnosis.characters:
-        blocks.append("\n".join(character_block(c, all_events=all_events)))
     worst = diagnosis.worst_severity()
     total: dict[str, Any] = {s: 0 for s in ("info", "warning", "error")}
     for c in diagnosis.characters:
         for f in c.findings:
             total[f.severity] += 1
-    blocks.append(
+    result = (
         f"result: {'OK' if worst == 'info' else 'PROBLEMS FOUND'} "
         f"({total['error']} errors, {total['warning']} warnings, {total['info']} info)"
     )
-    text = "\n\n".join(blocks) + "\n"
+    blocks: Iterable[Iterable[str]] = itertools.chain(
+        [header], (character_block(c, all_events=all_events) for c in diagnosis.characters), [[result]]
+    )
+    sep = ""
+    for block in blocks:
+        lines = iter(block)
+        while piece := list(itertools.islice(lines, EVENTS_PER_PIECE)):
+            _write(out, sep + "\n".join(piece))
+            sep = "\n"
+        sep = "\n\n"
+    _write(out, "\n")
+
+
+def _write(out: TextIO, text: str) -> None:
+    """``text`` to ``out``, backslash-escaped where ``out``'s encoding cannot take it."""
     try:
         out.write(text)
     except UnicodeEncodeError:

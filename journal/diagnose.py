@@ -439,6 +439,21 @@ class EventList(MutableSequence[EventInfo]):
         except ValueError:
             return None
 
+    def iter_json(self) -> Iterator[dict[str, Any]]:
+        """``e.to_json()`` of every event, in order, made straight from the columns."""
+        names, notes = EVENT_STATES, self._notes
+        columns = zip(itertools.count(), self.lines, self.event_ids, self.types, self._states)
+        for i, line, event_id, etype, code in columns:
+            note = notes.get(i)
+            yield {
+                "index": i,
+                "line": line,
+                "event_id": event_id,
+                "type": etype,
+                "state": names[code],
+                "reason": None if note is None else note[0],
+            }
+
     def not_applied(self) -> Iterator[EventInfo]:
         """The events whose state is not ``applied``, in order (C-level scan; fast on big journals)."""
         marks = self._states.translate(_NOT_APPLIED)
@@ -501,14 +516,25 @@ class CharacterDiagnosis:
     def worst_severity(self) -> str:
         return _worst(f.severity for f in self.findings)
 
-    def to_json(self, all_events: bool = False) -> dict[str, Any]:
-        b = self.blocked
+    def listed_events(self, all_events: bool = False) -> Iterator[EventInfo]:
+        """The events the JSON shape lists, in order: every event not ``applied``, or all."""
         if all_events:
-            events = [e.to_json() for e in self.events]
-        elif isinstance(self.events, EventList):
-            events = [e.to_json() for e in self.events.not_applied()]
-        else:
-            events = [e.to_json() for e in self.events if e.state != "applied"]
+            return iter(self.events)
+        if isinstance(self.events, EventList):
+            return self.events.not_applied()
+        return (e for e in self.events if e.state != "applied")
+
+    def listed_json(self, all_events: bool = False) -> Iterator[dict[str, Any]]:
+        """``to_json()`` of each of :meth:`listed_events`."""
+        if all_events and isinstance(self.events, EventList):
+            return self.events.iter_json()
+        return (e.to_json() for e in self.listed_events(all_events))
+
+    def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:
+        """The character's object of the ``--json`` shape; ``with_events=False`` leaves its
+        ``events`` list empty (for writers that add the events themselves, a slice at a time)."""
+        b = self.blocked
+        events = list(self.listed_json(all_events)) if with_events else []
         return {
             "name": self.name,
             "journal": {
@@ -590,8 +616,12 @@ class Diagnosis:
     server: ServerStatus | None = None
     _temp: _TempRoot | None = field(default=None, repr=False, compare=False)
 
-    def to_json(self, all_events: bool = False) -> dict[str, Any]:
-        return {"schema": 1, "path": self.path, "characters": [c.to_json(all_events) for c in self.characters]}
+    def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "path": self.path,
+            "characters": [c.to_json(all_events, with_events=with_events) for c in self.characters],
+        }
 
     def worst_severity(self) -> str:
         return _worst([f.severity for c in self.characters for f in c.findings] + [f.severity for f in self.findings])

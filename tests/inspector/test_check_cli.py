@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import os
 import subprocess
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 import journal.diagnose
+from inspector import check_cmd
 from inspector.cli import main
 from journal import fs
 from journal.diagnose import diagnose_path
@@ -327,3 +330,92 @@ def test_the_program_ends_itself_only_after_all_its_output_is_written(
     assert code == 1 and proc.returncode == code
     assert len(out) > 1000 and (tmp_path / "out").read_text(encoding="utf-8") == out
     assert (tmp_path / "err").read_text(encoding="utf-8") == err
+
+
+# -- the streaming writers -----------------------------------------------------------------------
+
+
+def _streaming_root(tmp_path: Path) -> Path:
+    """Several characters: some list no event by default, some a few, one has findings only."""
+    root = tmp_path / "memory"
+    folders.healthy(root)
+    folders.pending_tail(root)
+    folders.legacy_type_orphaned(root)
+    folders.torn_tail(root)
+    folders.views_only_export(root)
+    return root
+
+
+@pytest.mark.parametrize("all_events", [False, True])
+@pytest.mark.parametrize("per_piece", [1, 2, 3, 10_000])
+def test_the_streamed_json_is_byte_for_byte_the_whole_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, all_events: bool, per_piece: int
+) -> None:
+    monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", per_piece)
+    with diagnose_path(_streaming_root(tmp_path), now=FIXTURE_NOW) as d:
+        pieces = list(check_cmd.iter_json(d, all_events=all_events))
+        whole = check_cmd.dumps_json(d, all_events=all_events)
+        listed = sum(len(list(c.listed_events(all_events))) for c in d.characters)
+    assert b"".join(pieces) == whole
+    for c in d.characters:  # the columns' fast path gives what each event says of itself
+        assert list(c.listed_json(all_events)) == [e.to_json() for e in c.listed_events(all_events)]
+    assert any(e["reason"] for c in d.characters for e in c.listed_json(all_events))
+    assert listed >= 3 and len(pieces) >= len(d.characters) + (listed + per_piece - 1) // per_piece
+
+
+def test_streamed_json_with_strings_that_are_not_unicode_stays_valid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A lone surrogate in an event: only the piece that holds it is ASCII-escaped. In the rest of
+    # the document (a finding's message here): the whole document is, as dumps_json does it.
+    monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", 2)
+    b = folders.healthy(tmp_path)
+    fs.durable_append(
+        b.path / JOURNAL_NAME, b'{"event_id": "lone-\\ud800", "type": "persona.fact_added", "ts": "", "payload": {}}\n'
+    )
+    with diagnose_path(tmp_path, now=FIXTURE_NOW) as d:
+        streamed = b"".join(check_cmd.iter_json(d, all_events=True))
+        assert json.loads(streamed) == json.loads(check_cmd.dumps_json(d, all_events=True))
+        assert json.loads(streamed)["characters"][0]["events"][-1]["event_id"] == "lone-\ud800"
+        first = d.characters[0].findings[0]
+        d.characters[0].findings[0] = dataclasses.replace(first, message=first.message + "\udc80")
+        assert b"".join(check_cmd.iter_json(d, all_events=True)) == check_cmd.dumps_json(d, all_events=True)
+
+
+def _human(d: Any, all_events: bool, encoding: str = "utf-8") -> str:
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding=encoding, newline="\n")
+    check_cmd.write_human(d, out, all_events=all_events)
+    out.flush()
+    return raw.getvalue().decode(encoding)
+
+
+@pytest.mark.parametrize("all_events", [False, True])
+def test_the_human_output_does_not_depend_on_how_it_is_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, all_events: bool
+) -> None:
+    with diagnose_path(_streaming_root(tmp_path), now=FIXTURE_NOW) as d:
+        whole = _human(d, all_events)
+        monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", 1)
+        assert _human(d, all_events) == whole
+    blocks = whole.split("\n\n")
+    assert len(blocks) == 1 + 5 + 1 and whole.endswith(" info)\n") and "\n\n\n" not in whole
+    assert all_events == ("  timeline" in whole)
+
+
+def test_a_terminal_that_cannot_encode_some_text_gets_it_escaped(tmp_path: Path) -> None:
+    b = folders.healthy(tmp_path, name="Ünïcode-кот")
+    with diagnose_path(b.path, now=FIXTURE_NOW) as d:
+        text = _human(d, all_events=True, encoding="ascii")
+    assert "\\xdcn\\xefcode-\\u043a\\u043e\\u0442" in text and text.endswith(" info)\n")
+
+
+def test_the_timeline_escapes_hostile_event_ids_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    b = folders.healthy(tmp_path)
+    fs.durable_append(
+        b.path / JOURNAL_NAME,
+        b'{"event_id": "\\u001b]0;owned\\u0007", "type": "persona.fact_added", "ts": "", "payload": {}}\n',
+    )
+    _, out, _ = check(capsys, str(tmp_path), "--all-events")
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;owned\\x07" in out
