@@ -419,3 +419,63 @@ def test_the_timeline_escapes_hostile_event_ids_too(capsys: pytest.CaptureFixtur
     _, out, _ = check(capsys, str(tmp_path), "--all-events")
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b]0;owned\\x07" in out
+
+
+# -- on a terminal: the meter, and Ctrl+C ----------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_meter_waits_then_shows_one_line_and_clears_it() -> None:
+    now = [100.0]
+    out = _Terminal()
+    meter = check_cmd.ScanMeter(out, clock=lambda: now[0])
+    meter(10 << 20, 400 << 20)  # a quick scan shows nothing
+    assert out.getvalue() == ""
+    now[0] += check_cmd.METER_AFTER
+    meter(180 << 20, 400 << 20)
+    assert out.getvalue() == "\rmemory-inspector check: reading journals 45% · 180 of 400 MiB"
+    meter(190 << 20, 400 << 20)  # too soon after: not redrawn
+    now[0] += check_cmd.METER_EVERY
+    meter(400 << 20, 400 << 20)
+    lines = out.getvalue().split("\r")
+    assert lines[-1] == "memory-inspector check: reading journals 100% · 400 of 400 MiB" and len(lines) == 3
+    meter.clear()
+    assert out.getvalue().endswith("\r" + " " * len(lines[-1]) + "\r")
+
+
+def test_on_a_terminal_check_shows_the_meter_on_stderr_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = folders.healthy(tmp_path)
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(check_cmd, "METER_AFTER", 0.0)
+    code = main(["check", str(b.path), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0 and json.loads(out)["characters"][0]["name"] == "healthy"
+    shown = err.getvalue()
+    assert shown.startswith("\rmemory-inspector check: reading journals ") and "100% ·" in shown
+    assert shown.endswith(" \r") and shown.rstrip(" \r").count("\r") >= 1
+
+
+def test_ctrl_c_stops_check_with_130_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.inspector.replay_cases import hash_tree
+
+    b = folders.healthy(tmp_path)
+    before = hash_tree(tmp_path)
+
+    def interrupt(self: Any, done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(check_cmd.ScanMeter, "__call__", interrupt)
+    assert main(["check", str(b.path)]) == 130
+    assert sys.stderr.getvalue().endswith("memory-inspector check: interrupted\n")  # type: ignore[attr-defined]
+    assert capsys.readouterr().out == ""
+    assert hash_tree(tmp_path) == before
