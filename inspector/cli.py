@@ -43,7 +43,12 @@ def build_gui_parser() -> argparse.ArgumentParser:
 
 def build_command_parser(command: str) -> argparse.ArgumentParser:
     if command == "check":
-        p = _Parser(prog="memory-inspector check", description="Diagnose a memory folder (read-only).")
+        p = _Parser(
+            prog="memory-inspector check",
+            description="Diagnose a memory folder (read-only).",
+            epilog="exit codes: 0 only info findings; 1 a warning or an error; 2 PATH unreadable or bad "
+            "arguments; 130 interrupted",
+        )
         p.add_argument("path", help="memory root, character folder or .zip export")
         p.add_argument("--character", metavar="NAME", help="only this character")
         p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
