@@ -22,6 +22,7 @@ from journal.diagnose import (
     CharacterDiagnosis,
     Diagnosis,
     DiagnosisInputError,
+    EventList,
     Finding,
     diagnose_path,
 )
@@ -84,12 +85,21 @@ class ScanMeter:
     400 MiB``. Quick scans show nothing. Nothing it does can stop the scan (a write error is
     ignored)."""
 
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, stream: TextIO, clock: Callable[[], float] = time.monotonic, columns: int | None = None
+    ) -> None:
         self.stream = stream
         self.clock = clock
         self.start = clock()
         self.shown_at: float | None = None
         self.width = 0
+        if columns is None:
+            try:
+                columns = os.get_terminal_size(stream.fileno()).columns
+            except (AttributeError, OSError, ValueError):
+                columns = 80
+        # A line that wraps cannot be rewritten with "\r": stay within the terminal's width.
+        self.columns = max(20, columns)
 
     def __call__(self, done: int, total: int) -> None:
         now = self.clock()
@@ -99,13 +109,14 @@ class ScanMeter:
             return
         self.shown_at = now
         text = f"{PROG}: reading journals {done * 100 // total}% · {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
+        text = text[: self.columns - 1]
         self.width = max(self.width, len(text))
         self._write("\r" + text.ljust(self.width))
 
     def clear(self) -> None:
-        """Blank the line, if anything was shown."""
+        """Blank the line, if anything was shown (and a ``^C`` the terminal echoed after it)."""
         if self.width:
-            self._write("\r" + " " * self.width + "\r")
+            self._write("\r" + " " * min(self.width + 2, self.columns - 1) + "\r")
             self.width = 0
 
     def _write(self, text: str) -> None:
@@ -159,25 +170,49 @@ def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[byt
     million events (``--all-events``) is never held in memory whole, nor its million dicts.
 
     The rest of the document is encoded first, with a unique placeholder string for each
-    ``events`` list; the lists are spliced in where the placeholders are.
+    ``events`` list; the lists are spliced in where the placeholders are. A string that is not
+    valid Unicode (a lone surrogate, from an escaped journal line) makes :func:`dumps_json`
+    escape the whole document, so then the whole document is made that way, here too.
     """
+    listings: list[Iterator[dict[str, Any]]] = []
+    for c in diagnosis.characters:
+        if all_events and isinstance(c.events, EventList):
+            # Reasons come from the diagnosis's own closed set: only ids and types can be odd.
+            valid = _unicode(c.events.event_ids) and _unicode(c.events.types)
+            listings.append(c.events.iter_json())
+        else:
+            listed = list(c.listed_events(all_events))
+            valid = _unicode(f"{e.event_id}{e.type}{e.reason or ''}" for e in listed)
+            listings.append(e.to_json() for e in listed)
+        if not valid:
+            yield dumps_json(diagnosis, all_events=all_events)
+            return
     doc = diagnosis.to_json(all_events, with_events=False)
     marker = f"events-{uuid.uuid4().hex}-"
-    for i, c in enumerate(doc["characters"]):
-        c["events"] = f"{marker}{i}"
+    for i, c_doc in enumerate(doc["characters"]):
+        c_doc["events"] = f"{marker}{i}"
     try:
         head = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:  # not valid Unicode somewhere: all of it ASCII-escaped
+    except orjson.JSONEncodeError:  # not valid Unicode elsewhere (a message, a path)
         yield dumps_json(diagnosis, all_events=all_events)
         return
     at = 0
-    for i, c in enumerate(diagnosis.characters):
+    for i, items in enumerate(listings):
         placeholder = orjson.dumps(f"{marker}{i}")
         j = head.index(placeholder, at)
         yield head[at:j]
-        yield from _events_array(c.listed_json(all_events))
+        yield from _events_array(items)
         at = j + len(placeholder)
     yield head[at:] + b"\n"
+
+
+def _unicode(strings: Iterable[str]) -> bool:
+    """Whether every string is valid Unicode (no lone surrogate), checked in C."""
+    try:
+        "".join(strings).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _events_array(events: Iterator[dict[str, Any]]) -> Iterator[bytes]:
@@ -187,10 +222,7 @@ def _events_array(events: Iterator[dict[str, Any]]) -> Iterator[bytes]:
         items = list(itertools.islice(events, EVENTS_PER_PIECE))
         if not items:
             break
-        try:
-            data = orjson.dumps(items, option=orjson.OPT_INDENT_2)
-        except orjson.JSONEncodeError:  # lone surrogates in these events: escape them (valid JSON)
-            data = json.dumps(items, indent=2, ensure_ascii=True).encode("ascii")
+        data = orjson.dumps(items, option=orjson.OPT_INDENT_2)  # valid Unicode: see iter_json
         # data is b"[\n  {...},\n  {...}\n]": keep the items, two levels deeper in the document.
         yield (b"[" if first else b",") + data[1:-2].replace(b"\n", _EVENT_LINE)
         first = False

@@ -106,8 +106,16 @@ def main(argv: Sequence[str] | None = None, *, exit_now: bool = False) -> int:
 
 
 def run() -> None:
-    """The ``memory-inspector`` program (console script and ``python -m inspector``)."""
-    sys.exit(main(exit_now=True))
+    """The ``memory-inspector`` program (console script and ``python -m inspector``).
+
+    Ctrl+C anywhere a command does not handle it itself ends the program with 130 and one line.
+    """
+    try:
+        code = main(exit_now=True)
+    except KeyboardInterrupt:
+        print("\nmemory-inspector: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
 
 
 if __name__ == "__main__":

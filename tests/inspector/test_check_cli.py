@@ -363,23 +363,28 @@ def test_the_streamed_json_is_byte_for_byte_the_whole_document(
     assert listed >= 3 and len(pieces) >= len(d.characters) + (listed + per_piece - 1) // per_piece
 
 
-def test_streamed_json_with_strings_that_are_not_unicode_stays_valid(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("all_events", [False, True])
+def test_streamed_json_with_strings_that_are_not_unicode_is_the_same_escaped_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, all_events: bool
 ) -> None:
-    # A lone surrogate in an event: only the piece that holds it is ASCII-escaped. In the rest of
-    # the document (a finding's message here): the whole document is, as dumps_json does it.
+    # dumps_json escapes the whole document when any string is not valid Unicode (non-ASCII text
+    # elsewhere included); the stream must give the same bytes, whether the odd string is in a
+    # listed event or in a finding's message.
     monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", 2)
-    b = folders.healthy(tmp_path)
-    fs.durable_append(
-        b.path / JOURNAL_NAME, b'{"event_id": "lone-\\ud800", "type": "persona.fact_added", "ts": "", "payload": {}}\n'
-    )
+    b = folders.healthy(tmp_path, name="Zoë")
+    for event_id in (b"plain-pending", b"lone-\\ud800"):
+        line = b'{"event_id": "' + event_id + b'", "type": "persona.fact_added", "ts": "", "payload": {}}\n'
+        fs.durable_append(b.path / JOURNAL_NAME, line)
     with diagnose_path(tmp_path, now=FIXTURE_NOW) as d:
-        streamed = b"".join(check_cmd.iter_json(d, all_events=True))
-        assert json.loads(streamed) == json.loads(check_cmd.dumps_json(d, all_events=True))
-        assert json.loads(streamed)["characters"][0]["events"][-1]["event_id"] == "lone-\ud800"
+        whole = check_cmd.dumps_json(d, all_events=all_events)
+        assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == whole
+        assert b'"Zo\\u00eb"' in whole
+        assert json.loads(whole)["characters"][0]["events"][-1]["event_id"] == "lone-\ud800"
         first = d.characters[0].findings[0]
         d.characters[0].findings[0] = dataclasses.replace(first, message=first.message + "\udc80")
-        assert b"".join(check_cmd.iter_json(d, all_events=True)) == check_cmd.dumps_json(d, all_events=True)
+        assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == check_cmd.dumps_json(
+            d, all_events=all_events
+        )
 
 
 def _human(d: Any, all_events: bool, encoding: str = "utf-8") -> str:
@@ -432,7 +437,7 @@ class _Terminal(io.StringIO):
 def test_the_meter_waits_then_shows_one_line_and_clears_it() -> None:
     now = [100.0]
     out = _Terminal()
-    meter = check_cmd.ScanMeter(out, clock=lambda: now[0])
+    meter = check_cmd.ScanMeter(out, clock=lambda: now[0], columns=100)
     meter(10 << 20, 400 << 20)  # a quick scan shows nothing
     assert out.getvalue() == ""
     now[0] += check_cmd.METER_AFTER
@@ -444,7 +449,19 @@ def test_the_meter_waits_then_shows_one_line_and_clears_it() -> None:
     lines = out.getvalue().split("\r")
     assert lines[-1] == "memory-inspector check: reading journals 100% · 400 of 400 MiB" and len(lines) == 3
     meter.clear()
-    assert out.getvalue().endswith("\r" + " " * len(lines[-1]) + "\r")
+    assert out.getvalue().endswith("\r" + " " * (len(lines[-1]) + 2) + "\r")  # and a ^C echoed after it
+
+
+def test_the_meter_stays_within_a_narrow_terminal() -> None:
+    now = [0.0]
+    out = _Terminal()  # not a real terminal: 80 columns are assumed
+    assert check_cmd.ScanMeter(out).columns == 80
+    meter = check_cmd.ScanMeter(out, clock=lambda: now[0], columns=30)
+    now[0] = check_cmd.METER_AFTER
+    meter(1 << 20, 4 << 20)
+    meter.clear()
+    assert all(len(part) <= 29 for part in out.getvalue().split("\r"))
+    assert out.getvalue().startswith("\rmemory-inspector check: read")
 
 
 def test_on_a_terminal_check_shows_the_meter_on_stderr_only(
@@ -479,3 +496,18 @@ def test_ctrl_c_stops_check_with_130_and_writes_nothing(
     assert sys.stderr.getvalue().endswith("memory-inspector check: interrupted\n")  # type: ignore[attr-defined]
     assert capsys.readouterr().out == ""
     assert hash_tree(tmp_path) == before
+
+
+def test_ctrl_c_anywhere_else_ends_the_program_with_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import inspector.cli
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> int:
+        raise KeyboardInterrupt  # while importing or parsing, before check's own handling
+
+    monkeypatch.setattr(inspector.cli, "main", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        inspector.cli.run()
+    assert stop.value.code == 130
+    assert capsys.readouterr().err == "\nmemory-inspector: interrupted\n"
