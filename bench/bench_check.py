@@ -188,16 +188,16 @@ def orjson_loop(path: Path) -> tuple[float, float]:
 
 def run_child(cmd: list[str]) -> tuple[float, int, int, bytes, float]:
     """Wall time, peak RSS (bytes), exit code, stderr and CPU seconds (user + system, its own
-    children included) of a child process; stdout goes to a temp file."""
+    children included) of a child process; stdout and stderr go to temp files (a pipe read only
+    after the child ends would block a child that writes more than the pipe holds)."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=errors)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read() if proc.stderr else b""
-        if proc.stderr:
-            proc.stderr.close()
+        errors.seek(0)
+        err = errors.read()
     rss = usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024)
     return wall, rss, proc.returncode, err, usage.ru_utime + usage.ru_stime
 
