@@ -179,7 +179,7 @@ def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[byt
         if all_events and isinstance(c.events, EventList):
             # Reasons come from the diagnosis's own closed set: only ids and types can be odd.
             valid = _unicode(c.events.event_ids) and _unicode(c.events.types)
-            listings.append(c.events.iter_json())
+            listings.append(c.listed_json(all_events))
         else:
             listed = list(c.listed_events(all_events))
             valid = _unicode(f"{e.event_id}{e.type}{e.reason or ''}" for e in listed)

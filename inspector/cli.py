@@ -6,7 +6,7 @@
                             [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
     memory-inspector restore BACKUP [--yes]
 
-Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 check interrupted.
+Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.
 """
 
 from __future__ import annotations
