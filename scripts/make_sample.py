@@ -4,8 +4,8 @@
 
 One character per state the inspector shows — healthy; pending tail; blocked by an unregistered
 legacy type; orphaned by a later live write; glued torn line; archive entry lost; persona drift —
-written through the journal package's own writers by the test fixture builder
-(``tests/helpers/folders.py``). Ids and timestamps come from seeded sequences, so running it
+written through the journal package's own writers by its fixture builder
+(``journal/fixtures.py``). Ids and timestamps come from seeded sequences, so running it
 twice gives byte-identical files; a test checks that the committed sample is exactly what this
 script produces.
 """
@@ -18,10 +18,10 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
+if str(REPO) not in sys.path:  # run as a file: import this checkout's journal package
     sys.path.insert(0, str(REPO))
 
-from tests.helpers.folders import SAMPLE_CASES, build_sample  # noqa: E402
+from journal.fixtures import SAMPLE_CASES, build_sample  # noqa: E402
 
 DEFAULT_OUT = REPO / "resources" / "sample"
 

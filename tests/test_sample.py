@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from journal import fixtures as folders
 from journal.diagnose import diagnose_path
 from resources import path as resource_path
-from tests.helpers import folders
 
 REPO = Path(__file__).resolve().parent.parent
 

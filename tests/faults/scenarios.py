@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from journal import EventLog, Reconciler, encode_event, new_event
+from journal import fixtures as folders
 from journal.events import JOURNAL_NAME
 from journal.views import load_view
 from tests.faults import model
-from tests.helpers import folders
 
 #: Unicode, a space and a dot: character folder names are used verbatim (memory-format §1.1).
 CHAR = "Kuro 猫.v2"

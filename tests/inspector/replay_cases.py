@@ -1,6 +1,6 @@
 """Character folders in the real format for the guarded-replay tests, one per case.
 
-The shared builder (``tests.helpers.folders``) makes the diagnosis cases; these variants add what a
+The shared builder (``journal.fixtures``) makes the diagnosis cases; these variants add what a
 replay test needs on top: an applicable event *before* each blocked one (so a real apply happens,
 a backup is taken and the sentinel must land just before the block), a pending archive event, and a
 lost persona archive entry. Built through ``journal``'s own writers; where the case is a quirk of

@@ -16,11 +16,11 @@ import pytest
 import journal.diagnose
 from inspector import check_cmd
 from inspector.cli import main
+from journal import fixtures as folders
 from journal import fs
 from journal.diagnose import diagnose_path
 from journal.events import JOURNAL_NAME
-from tests.helpers import folders
-from tests.helpers.folders import FIXTURE_NOW
+from journal.fixtures import FIXTURE_NOW
 
 #: The diagnosis clock before the autouse fixture pins it (a child process reads the real clock).
 _REAL_NOW = journal.diagnose._now

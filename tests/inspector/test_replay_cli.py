@@ -14,9 +14,9 @@ import pytest
 from inspector.cli import main
 from inspector.core import guarded_replay as gr
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fixtures import server_lock_held, zip_export
 from journal.reader import read_journal
 from journal.views import REFLECTIONS, read_sentinel
-from tests.helpers.folders import server_lock_held, zip_export
 from tests.inspector.replay_cases import (
     BLOCKED,
     CHARACTER,

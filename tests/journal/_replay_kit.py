@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from journal import EventLog, fs
+from journal import fixtures as folders
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event, encode_event, new_event
 from journal.reader import read_journal
 from journal.views import PERSONA, REFLECTIONS, load_view, read_sentinel, write_sentinel
-from tests.helpers import folders
 
 CHAR = "Alice"
 EVIDENCE = (

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from journal import fixtures as folders
 from journal import fs
 from journal.diagnose import (
     FINDING_CODES,
@@ -31,10 +32,9 @@ from journal.diagnose import (
     server_status,
 )
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fixtures import FIXTURE_NOW, Built
 from journal.reconcile import dry_run
 from journal.views import write_sentinel
-from tests.helpers import folders
-from tests.helpers.folders import FIXTURE_NOW, Built
 
 
 @pytest.fixture(autouse=True)

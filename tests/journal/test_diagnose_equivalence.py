@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from journal import fixtures as folders
 from journal import fs
 from journal.diagnose import diagnose_character, scan_journal
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event, encode_event
@@ -24,7 +25,6 @@ from journal.handlers import MemoryStore, default_registry, entry_ref, run_handl
 from journal.reader import read_journal
 from journal.reconcile import dry_run
 from journal.views import write_sentinel
-from tests.helpers import folders
 
 TYPES = [
     "reflection.evidence_updated",

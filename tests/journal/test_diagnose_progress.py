@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import journal.diagnose as diagnose_module
+from journal import fixtures as folders
 from journal.diagnose import diagnose_path
 from journal.events import JOURNAL_NAME
-from tests.helpers import folders
 
 
 def test_progress_covers_every_journal_once_and_never_goes_back(tmp_path: Path, monkeypatch: Any) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from journal import fixtures as folders
 from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, parse_outbox, read_outbox
-from tests.helpers import folders
 
 
 def lines(*records: dict | bytes) -> bytes:

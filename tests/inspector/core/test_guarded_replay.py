@@ -21,12 +21,12 @@ from inspector.core.guarded_replay import (
     Scope,
 )
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fixtures import server_lock_held, tree_snapshot, zip_export
 from journal.log import EventLog
 from journal.reader import read_journal
 from journal.reconcile import Reconciler, ReplayStop
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, load_shard
 from journal.views import PERSONA, REFLECTIONS, load_view, read_sentinel
-from tests.helpers.folders import server_lock_held, tree_snapshot, zip_export
 from tests.inspector.replay_cases import (
     BLOCKED,
     CHARACTER,

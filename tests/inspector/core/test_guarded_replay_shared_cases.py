@@ -1,4 +1,4 @@
-"""Guarded replay on every case of the shared fixture builder (tests/helpers/folders.py)."""
+"""Guarded replay on every case of the shared fixture builder (journal/fixtures.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import pytest
 
 from inspector.core import guarded_replay as gr
 from inspector.core.guarded_replay import HeadlessReplayPrompter, ReplayRequest, Scope
+from journal import fixtures as folders
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.log import EventLog
 from journal.reader import read_journal
 from journal.reconcile import Reconciler
 from journal.views import read_sentinel
-from tests.helpers import folders
 
 pytestmark = pytest.mark.usefixtures("replay_env")
 

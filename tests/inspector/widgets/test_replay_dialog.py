@@ -13,12 +13,12 @@ from inspector.core.guarded_replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, H
 from inspector.widgets import replay_dialog as rd
 from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog, RestoreDialog, install_replay_actions
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fixtures import server_lock_held, zip_export
 from journal.handlers import default_registry
 from journal.log import EventLog
 from journal.reader import read_journal
 from journal.shards import REFLECTION_ARCHIVE, load_shard
 from journal.views import read_sentinel
-from tests.helpers.folders import server_lock_held, zip_export
 from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("replay_env")]

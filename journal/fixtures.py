@@ -9,12 +9,15 @@ by step, with the same primitives.
 
 Output is deterministic: inside :class:`Deterministic` every uuid4 and every timestamp the journal
 package asks for comes from a seeded sequence, so building the same case twice gives
-byte-identical files. Used by the diagnosis and CLI tests, the GUI tests, and
-``scripts/make_sample.py`` (the bundled sample).
+byte-identical files. Shipped (Qt-free, like the rest of the package) so that ``scripts/make_sample.py``
+(the bundled sample) and ``bench/`` can use it without importing ``tests``; the diagnosis, CLI and
+GUI tests use it too, with the zip, launcher-lock and tree-snapshot helpers at the end.
 
 Typical use::
 
-    built = folders.pending_tail(tmp_path)          # tmp_path is the memory root
+    from journal import fixtures
+
+    built = fixtures.pending_tail(tmp_path)         # tmp_path is the memory root
     built.path                                      # tmp_path / "pending-tail"
     built.ids["tail1"]                              # the event id of a labelled event
 """
@@ -395,7 +398,7 @@ def _healthy_history(w: Writer) -> dict[str, str]:
     """A realistic, fully applied history: evidence, a confirmation, a merge, two archives."""
     r1, r2, r3, _ = REFLECTION_IDS
     key, pid = PERSONA_ENTRY
-    ids = {}
+    ids: dict[str, str] = {}
     ids["evidence"] = w.reflection_evidence(r1, 1.2).event_id
     w.reflection_evidence(r2, 2.1)
     w.persona_evidence(key, pid, 1.5)
