@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
-from inspector.core.guarded_replay import (
+from inspector.core.replay import (
     ASK_APPLY,
     ASK_RECENT_WRITES,
     ASK_RESTORE,

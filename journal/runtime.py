@@ -1,7 +1,7 @@
 """Whether the memory server runs: the probe of its launcher lock (memory-format §6.2).
 
 The one implementation behind ``check`` (:func:`journal.diagnose.server_status`) and the guarded
-replay's preflight (:func:`inspector.core.guarded_replay.check_launcher_lock`). It only reads:
+replay's preflight (:func:`inspector.core.replay.check_launcher_lock`). It only reads:
 a missing lock file is never created, and a lock it manages to take is released at once.
 """
 

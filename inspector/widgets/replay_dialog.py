@@ -1,5 +1,5 @@
 """Guarded replay and restore in the window: the plan dialog, the restore chooser, and the
-controller that runs :mod:`inspector.core.guarded_replay` off the GUI thread.
+controller that runs :mod:`inspector.core.replay` off the GUI thread.
 
 Dialogs are thin and sit behind classmethods returning plain values (``ReplayDialog.ask``,
 ``ReplayDialog.show_result``, ``RestoreDialog.ask``, ``QuestionDialog.ask``), so tests patch them
@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core import guarded_replay as gr
-from inspector.core.guarded_replay import (
+from inspector.core import replay as gr
+from inspector.core.replay import (
     ASK_EXTRACT,
     ASK_RECENT_WRITES,
     ASK_RESTORE,
@@ -409,7 +409,7 @@ class NoticeDialog:
 
 
 class DialogReplayPrompter:
-    """The window's :class:`inspector.core.guarded_replay.ReplayPrompter`: real dialogs."""
+    """The window's :class:`inspector.core.replay.ReplayPrompter`: real dialogs."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.parent = parent

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inspector.cli import main
-from inspector.core import guarded_replay as gr
+from inspector.core import replay as gr
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import server_lock_held, zip_export
 from journal.reader import read_journal

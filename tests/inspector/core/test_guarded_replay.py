@@ -1,4 +1,4 @@
-"""Guarded replay and restore (inspector.core.guarded_replay): every guard, on real folders."""
+"""Guarded replay and restore (inspector.core.replay): every guard, on real folders."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.core import guarded_replay as gr
-from inspector.core.guarded_replay import (
+from inspector.core import replay as gr
+from inspector.core.replay import (
     ASK_APPLY,
     ASK_EXTRACT,
     ASK_RECENT_WRITES,
@@ -20,6 +20,8 @@ from inspector.core.guarded_replay import (
     ReplayRequest,
     Scope,
 )
+from inspector.core.replay import plan as replay_plan
+from inspector.core.replay import target as replay_target
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import server_lock_held, tree_snapshot, zip_export
 from journal.log import EventLog
@@ -243,7 +245,7 @@ def test_extract_refuses_links_and_oversized_archives(tmp_path, monkeypatch):
     big = tmp_path / "big.zip"
     with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("a", b"\0" * 4096)
-    monkeypatch.setattr(gr, "EXTRACT_MAX_BYTES", 1024)
+    monkeypatch.setattr(replay_target, "EXTRACT_MAX_BYTES", 1024)  # where extract_export reads it
     with pytest.raises(BadInputError, match="bytes"):
         gr.extract_export(big, tmp_path / "out2")
 
@@ -518,7 +520,7 @@ def test_changed_fingerprint_writes_nothing(root, backups):
 def test_a_writer_that_never_stops_makes_planning_give_up(root, monkeypatch):
     build_case(root, "pending_tail")
     counter = iter(range(1000))
-    monkeypatch.setattr(gr, "fingerprint_folder", lambda cd: {"x": str(next(counter))})
+    monkeypatch.setattr(replay_plan, "fingerprint_folder", lambda cd: {"x": str(next(counter))})  # make_plan's
     with pytest.raises(gr.FolderBusyError):
         gr.make_plan(gr.resolve_target(root, CHARACTER))
 
@@ -709,10 +711,10 @@ def test_report_beside_the_backup_records_plan_outcome_fingerprints_who_and_when
 
 
 def test_core_imports_no_qt():
-    code = "import sys, inspector.core.guarded_replay; print('PySide6' in sys.modules)"
+    code = "import sys, inspector.core.replay; print('PySide6' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    code = "import sys, inspector.core.guarded_replay; print('PySide6' in sys.modules)"
+    code = "import sys, inspector.core.replay; print('PySide6' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core import guarded_replay as gr
-from inspector.core.guarded_replay import HeadlessReplayPrompter, ReplayRequest, Scope
+from inspector.core import replay as gr
+from inspector.core.replay import HeadlessReplayPrompter, ReplayRequest, Scope
 from journal import fixtures as folders
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.log import EventLog

@@ -8,8 +8,8 @@ import threading
 import pytest
 from PySide6.QtWidgets import QMainWindow, QMenu, QPushButton
 
-from inspector.core import guarded_replay as gr
-from inspector.core.guarded_replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessReplayPrompter, Scope
+from inspector.core import replay as gr
+from inspector.core.replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessReplayPrompter, Scope
 from inspector.widgets import replay_dialog as rd
 from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog, RestoreDialog, install_replay_actions
 from journal.events import JOURNAL_NAME, SENTINEL_NAME

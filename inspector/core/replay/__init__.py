@@ -1,0 +1,204 @@
+"""Guarded replay and restore: the one action of the inspector that writes into a memory folder.
+
+Qt-free; the command line (:mod:`inspector.replay_cmd`) and the window
+(:mod:`inspector.widgets.replay_dialog`) run the same steps and show the same values.
+
+The guards, in order (issue 6), one module per step:
+
+1. :func:`preflight` (:mod:`.preflight`) — refuse while the memory server runs (the launcher lock
+   of memory-format §6.2; an override exists for the command line only and is recorded), warn when
+   the journal, the sentinel or a view changed in the last 10 seconds, refuse a folder that is not
+   writable or a zip export (offering :func:`extract_export`, :mod:`.target`).
+2. :func:`make_plan` (:mod:`.plan`) — a dry run of the same reconciler on a scratch copy: which
+   events would apply, where replay would stop and why (:func:`explain_block`), a per-file diff, and
+   the fingerprints of every file the plan depends on. Nothing in the real folder changes.
+3. :func:`create_backup` (:mod:`.backup`) — the character folder is copied to a timestamped folder
+   *outside* it, with a SHA-256 manifest.
+4. :func:`fingerprint_folder` (:mod:`.fingerprints`) — checked against the plan (and against the
+   backup's manifest) right before applying; any difference stops the run so that it can be
+   re-planned.
+5. :func:`execute` (:mod:`.execute`) — the reconciler on the real folder, with progress and cancel
+   between events, then a fresh look at the folder (:func:`folder_state`, plus the diagnosis when
+   available).
+6. A JSON report beside the backup (plan, outcome, ids applied, where it stopped, fingerprints,
+   who and when, override flags).
+7. :func:`plan_restore` / :func:`execute_restore` (:mod:`.restore`) — put a backup back, verified
+   against its manifest, one atomic replace per file through :mod:`journal.fs`.
+
+Questions go through an injected :class:`ReplayPrompter` (:class:`HeadlessReplayPrompter` for tests and
+scripts; :mod:`.prompter`); :func:`run_guarded_replay` (:mod:`.driver`) and :func:`run_guarded_restore`
+are the synchronous drivers the command line uses. The window runs the same steps itself, off the GUI
+thread. Every text shown to people comes from :mod:`.describe`.
+
+This package re-exports the public names of its modules. Each name is defined in exactly one module
+and looked up there by the others, so a test that replaces a name must patch the module that looks
+it up, not this package. Note that ``preflight`` and ``execute`` here are the functions, which hide
+the submodules of the same name: reach those through ``sys.modules`` or ``importlib``.
+"""
+
+from __future__ import annotations
+
+from inspector.core.replay.backup import (
+    BACKUP_FILES,
+    MANIFEST_NAME,
+    REPORT_NAME,
+    Backup,
+    BackupFile,
+    BackupSummary,
+    check_backup_root,
+    create_backup,
+    default_backup_root,
+    list_backups,
+    load_backup,
+    verify_backup,
+)
+from inspector.core.replay.describe import (
+    describe_diff,
+    describe_outcome,
+    describe_plan,
+    describe_preflight,
+    describe_restore_outcome,
+    describe_restore_plan,
+)
+from inspector.core.replay.driver import (
+    MAX_REPLANS,
+    ReplayRequest,
+    ReplayRun,
+    confirm_question,
+    run_guarded_replay,
+)
+from inspector.core.replay.errors import BackupError, BadInputError, FolderBusyError, GuardedReplayError
+from inspector.core.replay.execute import (
+    OUTCOME_STATUSES,
+    FolderState,
+    ReplayOutcome,
+    compare_with_prediction,
+    execute,
+    folder_state,
+)
+from inspector.core.replay.fingerprints import WATCHED_FILES, fingerprint_changes, fingerprint_folder
+from inspector.core.replay.plan import (
+    BlockExplanation,
+    Orphan,
+    Plan,
+    PlannedEvent,
+    Scope,
+    diff_to_json,
+    explain_block,
+    find_orphaned_archive_events,
+    leftover_temp_files,
+    make_plan,
+    pending_events,
+)
+from inspector.core.replay.preflight import (
+    RECENT_WRITE_SECONDS,
+    Preflight,
+    PreflightWarning,
+    Refusal,
+    check_launcher_lock,
+    folder_writable,
+    preflight,
+    recent_changes,
+)
+from inspector.core.replay.prompter import (
+    ASK_APPLY,
+    ASK_EXTRACT,
+    ASK_RECENT_WRITES,
+    ASK_RESTORE,
+    HeadlessReplayPrompter,
+    Question,
+    ReplayPrompter,
+)
+from inspector.core.replay.restore import (
+    RestoreOutcome,
+    RestorePlan,
+    execute_restore,
+    plan_restore,
+    run_guarded_restore,
+)
+from inspector.core.replay.target import (
+    EXTRACT_MAX_BYTES,
+    EXTRACT_MAX_MEMBERS,
+    ReplayTarget,
+    extract_export,
+    resolve_target,
+    suggest_extract_dir,
+)
+from journal.runtime import runtime_state_dir as runtime_state_dir
+
+__all__ = [
+    "ASK_APPLY",
+    "ASK_EXTRACT",
+    "ASK_RECENT_WRITES",
+    "ASK_RESTORE",
+    "BACKUP_FILES",
+    "EXTRACT_MAX_BYTES",
+    "EXTRACT_MAX_MEMBERS",
+    "MANIFEST_NAME",
+    "MAX_REPLANS",
+    "OUTCOME_STATUSES",
+    "RECENT_WRITE_SECONDS",
+    "REPORT_NAME",
+    "WATCHED_FILES",
+    "Backup",
+    "BackupError",
+    "BackupFile",
+    "BackupSummary",
+    "BadInputError",
+    "BlockExplanation",
+    "FolderBusyError",
+    "FolderState",
+    "GuardedReplayError",
+    "HeadlessReplayPrompter",
+    "Orphan",
+    "Plan",
+    "PlannedEvent",
+    "Preflight",
+    "PreflightWarning",
+    "Question",
+    "Refusal",
+    "ReplayOutcome",
+    "ReplayPrompter",
+    "ReplayRequest",
+    "ReplayRun",
+    "ReplayTarget",
+    "RestoreOutcome",
+    "RestorePlan",
+    "Scope",
+    "check_backup_root",
+    "check_launcher_lock",
+    "compare_with_prediction",
+    "confirm_question",
+    "create_backup",
+    "default_backup_root",
+    "describe_diff",
+    "describe_outcome",
+    "describe_plan",
+    "describe_preflight",
+    "describe_restore_outcome",
+    "describe_restore_plan",
+    "diff_to_json",
+    "execute",
+    "execute_restore",
+    "explain_block",
+    "extract_export",
+    "find_orphaned_archive_events",
+    "fingerprint_changes",
+    "fingerprint_folder",
+    "folder_state",
+    "folder_writable",
+    "leftover_temp_files",
+    "list_backups",
+    "load_backup",
+    "make_plan",
+    "pending_events",
+    "plan_restore",
+    "preflight",
+    "recent_changes",
+    "resolve_target",
+    "run_guarded_replay",
+    "run_guarded_restore",
+    "runtime_state_dir",
+    "suggest_extract_dir",
+    "verify_backup",
+]

@@ -1,0 +1,141 @@
+"""Every plan, guard finding and result as text, shared by the command line and the window."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from journal.reconcile import FolderDiff
+
+if TYPE_CHECKING:
+    from inspector.core.replay.execute import ReplayOutcome
+    from inspector.core.replay.plan import Plan
+    from inspector.core.replay.preflight import Preflight
+    from inspector.core.replay.restore import RestoreOutcome, RestorePlan
+
+
+def _short(value: Any, limit: int = 70) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe_preflight(pf: Preflight) -> list[str]:
+    """The first guard's findings, one line each."""
+    out = [f"Server: {pf.server.message}"]
+    out += [f"Refused: {r.message}" for r in pf.refusals]
+    out += [f"Warning: {w.message}" for w in pf.warnings]
+    return out
+
+
+def describe_diff(diff: FolderDiff, max_entries: int = 50) -> list[str]:
+    """The per-file diff: entries with field-level before/after, shard entries added, sentinel."""
+    out: list[str] = []
+    for change in diff.entries[:max_entries]:
+        out.append(f"  {change.file} {change.entry}: {change.kind}")
+        for f in change.fields:
+            out.append(f"      {f.field}: {_short(f.before)} → {_short(f.after)}")
+    if len(diff.entries) > max_entries:
+        out.append(f"  … and {len(diff.entries) - max_entries} more entries")
+    for added in diff.shard_entries_added:
+        out.append(f"  {added.file}: + entry {added.entry_id}")
+    if diff.sentinel_before != diff.sentinel_after:
+        out.append(f"  events_applied.json: {diff.sentinel_before} → {diff.sentinel_after}")
+    if not out:
+        out.append("  (no file changes)")
+    return out
+
+
+def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
+    """The plan as text: scope, sentinel, events that would apply, where it stops and why, diff."""
+    out = [f"Plan for {plan.target.character} ({plan.char_dir}), {plan.created_at}", f"Scope: {plan.scope.describe()}"]
+    if not plan.journal_present:
+        out.append("No journal (events.ndjson) in this folder: nothing to replay (a cloud-save export has views only).")
+    where = {
+        "ok": f"at #{plan.sentinel_index}",
+        "missing": "missing: the whole journal replays (handlers are idempotent)",
+        "null": "null: the whole journal replays",
+        "malformed": "malformed: the whole journal replays",
+        "unknown_id": f"names {plan.sentinel_id}, which is not in the journal: the whole journal replays",
+    }.get(plan.sentinel_state, plan.sentinel_state)
+    if plan.journal_present:
+        out.append(f"Sentinel: {where}; {plan.total_events} events, {plan.pending} pending")
+    verb = "re-apply" if plan.scope.kind == "repair" else "apply"
+    out.append(f"Would {verb} {len(plan.events)} event(s):")
+    out += [f"  {e.label()}" for e in plan.events[:max_events]]
+    if len(plan.events) > max_events:
+        out.append(f"  … and {len(plan.events) - max_events} more")
+    if plan.block is not None:
+        out += plan.block.lines()
+    if plan.temp_files and plan.has_work:
+        out.append(
+            f"Also removes {len(plan.temp_files)} leftover temp file(s) of interrupted writes: "
+            + ", ".join(plan.temp_files)
+        )
+    for orphan in plan.unrepairable:
+        assert orphan.block is not None
+        out.append("Cannot repair:")
+        out += ["  " + line for line in orphan.block.lines()]
+    if plan.scope.kind != "repair":
+        lost = [o for o in plan.orphans if o.repairable]
+        if lost:
+            out.append(
+                f"Note: {len(lost)} orphaned archive event(s) behind the sentinel; "
+                "the 'repair orphans' scope puts their entries back."
+            )
+    out.append("Changes:")
+    out += describe_diff(plan.diff)
+    return out
+
+
+def describe_outcome(outcome: ReplayOutcome) -> list[str]:
+    """The result as text (shown next to the plan)."""
+    out = [f"Result: {outcome.status} — {outcome.message}"]
+    if outcome.applied:
+        changed = outcome.report.changed if outcome.report else 0
+        out.append(f"Applied {len(outcome.applied)} event(s); {changed} changed a file.")
+    if outcome.block is not None:
+        out += outcome.block.lines()
+    if outcome.changed_files:
+        out.append("Changed since the plan: " + ", ".join(outcome.changed_files))
+    if outcome.mismatches:
+        out.append("Differs from the dry run's prediction: " + ", ".join(outcome.mismatches))
+    if outcome.after is not None:
+        out.append(f"Now: {outcome.after.describe()}")
+    if outcome.backup is not None:
+        out.append(f"Backup: {outcome.backup.path}  (undo: memory-inspector restore {outcome.backup.path})")
+    if outcome.report_path is not None:
+        out.append(f"Report: {outcome.report_path}")
+    return out
+
+
+def describe_restore_plan(rp: RestorePlan) -> list[str]:
+    """The restore plan as text."""
+    b = rp.backup
+    out = [f"Backup {b.path} ({b.kind}, {b.created_at}) of {b.character}", f"Into: {rp.target}"]
+    if rp.problems:
+        out.append("The backup does not match its manifest; restore refuses:")
+        out += [f"  {p}" for p in rp.problems]
+        return out
+    if not rp.has_work:
+        out.append("The folder already equals the backup: nothing to restore.")
+        return out
+    out += [f"  replace {rel}" for rel in rp.replace]
+    out += [f"  create  {rel}" for rel in rp.create]
+    out += [f"  remove  {rel}  (created after the backup; kept in the pre-restore backup)" for rel in rp.remove]
+    out += [f"  remove  {rel}/  (an empty folder created after the backup)" for rel in rp.remove_dirs]
+    out.append(f"  {len(rp.unchanged)} file(s) already identical")
+    if rp.new_events:
+        out.append(
+            f"Warning: the journal has {rp.new_events} event(s) written after the backup; they leave the "
+            "folder (and stay in the pre-restore backup)."
+        )
+    return out
+
+
+def describe_restore_outcome(out: RestoreOutcome) -> list[str]:
+    """The restore result as text."""
+    lines = [f"Result: {out.status} — {out.message}"]
+    if out.pre_restore is not None:
+        where = out.pre_restore.path
+        lines.append(f"The folder as it was before: {where}  (undo: memory-inspector restore {where})")
+    return lines

@@ -1,0 +1,367 @@
+"""Steps 4 to 6: carry out a plan (:func:`execute`): server re-check, backup, fingerprint check,
+the reconciler on the real folder, a fresh look at the folder (:func:`folder_state`) and the JSON
+report beside the backup."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.core.replay.backup import Backup, check_backup_root, create_backup
+from inspector.core.replay.errors import BackupError, BadInputError
+from inspector.core.replay.fingerprints import fingerprint_changes, fingerprint_folder
+from inspector.core.replay.plan import BlockExplanation, Plan, explain_block, find_orphaned_archive_events
+from inspector.core.replay.preflight import Preflight, check_launcher_lock
+from inspector.core.replay.stamps import _now_iso, _tool_version, _who
+from journal import fs
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.handlers import HandlerRegistry
+from journal.log import EventLog
+from journal.reader import read_journal
+from journal.reconcile import Reconciler, ReplayReport, replay_files, sentinel_id
+from journal.views import read_sentinel
+
+
+def compare_with_prediction(plan: Plan) -> list[str]:
+    """Files whose content after the apply differs from what the dry run predicted.
+
+    The sentinel is compared by the id it names (its ``ts`` is the time of writing).
+    """
+    actual = replay_files(plan.char_dir)
+    out = []
+    for rel in sorted(set(actual) | set(plan.predicted)):
+        if rel == SENTINEL_NAME:
+            if sentinel_id(actual.get(rel)) != sentinel_id(plan.predicted.get(rel)):
+                out.append(rel)
+        elif actual.get(rel) != plan.predicted.get(rel):
+            out.append(rel)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class FolderState:
+    """A fresh look at a character folder after a run (shown next to the plan).
+
+    Attributes:
+        sentinel_state, sentinel_id, sentinel_index: as in the plan.
+        events: events in the journal.
+        pending: events after the sentinel.
+        orphaned_archive: archive events whose entry is lost (repairable or not).
+        diagnosis: counts from :func:`journal.diagnose.diagnose_character` when it is available.
+    """
+
+    sentinel_state: str
+    sentinel_id: str | None
+    sentinel_index: int | None
+    events: int
+    pending: int
+    orphaned_archive: int
+    diagnosis: dict[str, Any] | None = None
+
+    def describe(self) -> str:
+        where = f"at #{self.sentinel_index}" if self.sentinel_index is not None else self.sentinel_state
+        text = (
+            f"sentinel {where}; {self.events} events, {self.pending} pending, {self.orphaned_archive} orphaned archive"
+        )
+        if self.diagnosis and self.diagnosis.get("blocked"):
+            b = self.diagnosis["blocked"]
+            text += f"; blocked at #{b.get('index')} ({b.get('reason')})"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sentinel": {"state": self.sentinel_state, "event_id": self.sentinel_id, "index": self.sentinel_index},
+            "events": self.events,
+            "pending": self.pending,
+            "orphaned_archive": self.orphaned_archive,
+            "diagnosis": self.diagnosis,
+        }
+
+
+def _diagnose(char_dir: Path) -> dict[str, Any] | None:
+    """Counts and the blocked event from the shared diagnosis, when that function exists."""
+    try:
+        from journal import diagnose
+    except ImportError:
+        return None
+    fn = getattr(diagnose, "diagnose_character", None)
+    if fn is None:
+        return None
+    try:
+        result = fn(char_dir)
+        data = result.to_json()
+    except Exception as exc:  # the fresh look must never turn a finished replay into a failure
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {"counts": data.get("counts"), "blocked": data.get("blocked")}
+
+
+def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
+    """Re-read the folder: sentinel position, pending events, orphaned archive events (+ diagnosis)."""
+    cd = Path(char_dir)
+    events = read_journal(cd / JOURNAL_NAME).events
+    sentinel = read_sentinel(cd)
+    state, index = sentinel.state, None
+    if sentinel.event_id is not None:
+        index = next((i for i, ev in enumerate(events) if ev.event_id == sentinel.event_id), None)
+        if index is None:
+            state = "unknown_id"
+    pending = len(events) - (index + 1 if index is not None else 0)
+    orphans = find_orphaned_archive_events(cd, events)
+    return FolderState(state, sentinel.event_id, index, len(events), pending, len(orphans), _diagnose(cd))
+
+
+#: Outcome statuses: what happened to a run.
+OUTCOME_STATUSES = ("applied", "nothing_to_do", "stopped", "cancelled", "changed", "refused", "failed")
+
+
+@dataclass(slots=True)
+class ReplayOutcome:
+    """What a guarded replay did (a value for the command line, the window and the report).
+
+    Attributes:
+        status: ``applied`` (everything planned was applied), ``nothing_to_do``, ``stopped``
+            (applied up to a blocked event, or some orphans could not be repaired), ``cancelled``
+            (between events; the folder is consistent), ``changed`` (the folder differs from the
+            plan: nothing applied, re-plan), ``refused`` (a guard refused before writing),
+            ``failed`` (an error; restore the backup if needed).
+        plan: the plan it carried out.
+        backup: the backup taken before writing, when one was.
+        report: the reconciler's report of the real run.
+        applied: ids of the events whose handler ran, in order.
+        block: where it stopped and why.
+        changed_files: for ``changed``: what differs from the plan.
+        mismatches: files whose content differs from the dry run's prediction (should be empty).
+        fingerprints_before: fingerprints right before applying.
+        fingerprints_after: fingerprints after applying.
+        after: a fresh look at the folder.
+        message: one line for people.
+        started_at, finished_at: local ISO-8601 with offset.
+        report_path: the JSON report beside the backup.
+    """
+
+    status: str
+    plan: Plan
+    backup: Backup | None = None
+    report: ReplayReport | None = None
+    applied: list[str] = field(default_factory=list)
+    block: BlockExplanation | None = None
+    changed_files: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    fingerprints_before: dict[str, str | None] | None = None
+    fingerprints_after: dict[str, str | None] | None = None
+    after: FolderState | None = None
+    message: str = ""
+    started_at: str = ""
+    finished_at: str = ""
+    report_path: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when everything planned was applied (or nothing was pending), else 1."""
+        return 0 if self.status in ("applied", "nothing_to_do") else 1
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.report
+        return {
+            "status": self.status,
+            "message": self.message,
+            "applied": list(self.applied),
+            "changed": r.changed if r else 0,
+            "stopped": None if self.block is None else self.block.to_json(),
+            "cancelled": bool(r and r.cancelled),
+            "frozen": bool(r and r.frozen),
+            "left_behind": r.left_behind if r else 0,
+            "temp_files_removed": list(getattr(r, "temp_files_removed", []) or []) if r else [],
+            "changed_since_plan": list(self.changed_files),
+            "matches_plan": not self.mismatches,
+            "mismatches": list(self.mismatches),
+        }
+
+
+def _write_report(outcome: ReplayOutcome, preflight_: Preflight | None) -> None:
+    """Write (or rewrite) ``report.json`` beside the backup."""
+    if outcome.backup is None:
+        return
+    plan = outcome.plan
+    report = {
+        "schema": 1,
+        "kind": "replay",
+        "tool": _tool_version(),
+        "who": _who(),
+        "host": socket.gethostname(),
+        "started_at": outcome.started_at,
+        "finished_at": outcome.finished_at or None,
+        "character": plan.target.character,
+        "folder": str(plan.char_dir.resolve()),
+        "backup": str(outcome.backup.path),
+        "overrides": {"server_lock": bool(preflight_ and preflight_.override_server_lock)},
+        "preflight": None if preflight_ is None else preflight_.to_json(),
+        "plan": plan.to_json(),
+        "fingerprints": {
+            "plan": plan.fingerprints,
+            "before_apply": outcome.fingerprints_before,
+            "after": outcome.fingerprints_after,
+        },
+        "outcome": outcome.to_json(),
+        "after": None if outcome.after is None else outcome.after.to_json(),
+    }
+    path = outcome.backup.report_path
+    fs.atomic_write_bytes(path, json.dumps(report, indent=2, ensure_ascii=False, default=str).encode("utf-8"))
+    outcome.report_path = path
+
+
+def execute(
+    plan: Plan,
+    *,
+    backup_root: str | os.PathLike[str],
+    preflight_: Preflight | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+    registry: HandlerRegistry | None = None,
+    should_continue: Callable[[], bool] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    before_check: Callable[[], None] | None = None,
+) -> ReplayOutcome:
+    """Carry out a plan: server re-check, backup, fingerprint check, apply, fresh look, report.
+
+    Safe to run in a worker thread (it asks nothing). Nothing is written into the character folder
+    unless the server is still stopped (or the override was recorded) and every watched file still
+    has the fingerprint the plan saw — in the live folder *and* in the backup just taken.
+
+    Args:
+        backup_root: where the backup folder goes (outside the character folder).
+        preflight_: the preflight the plan was made under (its override flag is honoured and
+            recorded).
+        should_continue: polled between events; returning False cancels.
+        on_progress: ``(done, total)`` after each event.
+        before_check: test seam, called after the backup and before the fingerprint check.
+    """
+    outcome = ReplayOutcome("refused", plan, started_at=_now_iso())
+    override = bool(preflight_ and preflight_.override_server_lock)
+    if not plan.has_work:
+        outcome.block = plan.block
+        if plan.block is not None or plan.unrepairable:
+            outcome.status, outcome.message = (
+                "stopped",
+                "nothing can be applied: replay is blocked at the first event in scope",
+            )
+        else:
+            outcome.status, outcome.message = "nothing_to_do", "nothing to apply"
+        outcome.finished_at = _now_iso()
+        return outcome
+    server = check_launcher_lock(state_dir)
+    if server.state != "free" and not override:
+        outcome.message = f"{server.message}: the memory server started after the plan; nothing was written"
+        outcome.finished_at = _now_iso()
+        return outcome
+    cd = plan.char_dir
+    target = plan.target
+    assert target.root is not None
+    try:
+        check_backup_root(backup_root, target)
+        outcome.backup = create_backup(cd, backup_root, character=target.character, kind="replay")
+    except (BackupError, BadInputError) as exc:
+        outcome.status, outcome.message = "failed", f"no backup, nothing written: {exc}"
+        outcome.finished_at = _now_iso()
+        return outcome
+    if before_check is not None:
+        before_check()
+    current = fingerprint_folder(cd)
+    outcome.fingerprints_before = current
+    backed_up = outcome.backup.hashes()
+    in_backup = {k: (f"sha256:{backed_up[k]}" if k in backed_up else None) for k in plan.fingerprints}
+    changed = sorted(
+        set(fingerprint_changes(plan.fingerprints, current)) | set(fingerprint_changes(plan.fingerprints, in_backup))
+    )
+    if changed:
+        outcome.status = "changed"
+        outcome.changed_files = changed
+        outcome.message = "the folder changed since the plan (" + ", ".join(changed) + "); nothing was written: re-plan"
+        outcome.finished_at = _now_iso()
+        _write_report(outcome, preflight_)
+        return outcome
+    outcome.status, outcome.message = "failed", "applying (interrupted before the end)"
+    _write_report(outcome, preflight_)  # a crash mid-apply still leaves a report naming the backup
+    reconciler = Reconciler(EventLog(target.root), registry)
+    total = len(plan.events)
+
+    def progress(done: int, _total: int) -> None:
+        if on_progress is not None:
+            on_progress(min(done, total), total)
+
+    try:
+        if plan.scope.kind == "repair":
+            report = _repair(reconciler, plan, should_continue, progress)
+        else:
+            report = reconciler.reconcile(
+                target.character, until=plan.apply_until, should_continue=should_continue, on_progress=progress
+            )
+    except Exception as exc:
+        outcome.message = f"replay failed: {type(exc).__name__}: {exc}; the backup can undo any partial change"
+        outcome.finished_at = _now_iso()
+        with contextlib.suppress(Exception):
+            outcome.fingerprints_after = fingerprint_folder(cd)
+            outcome.after = folder_state(cd)
+        _write_report(outcome, preflight_)
+        return outcome
+    outcome.report = report
+    outcome.applied = list(report.applied)
+    planned_ids = [e.event_id for e in plan.events]
+    if report.stopped is not None:
+        outcome.block = explain_block(report.stopped)
+    if report.cancelled:
+        outcome.status = "cancelled"
+        outcome.message = f"cancelled after {len(report.applied)} of {total} event(s); the folder is consistent"
+    elif report.stopped is not None:
+        outcome.status = "stopped"
+        outcome.message = f"applied {len(report.applied)} event(s), then stopped at a blocked event"
+    elif report.left_behind or report.frozen or outcome.applied != planned_ids:
+        outcome.status = "stopped"
+        outcome.message = "another writer changed the folder during the replay; see the report"
+    elif plan.unrepairable:
+        outcome.status = "stopped"
+        outcome.message = f"repaired {len(report.applied)} event(s); {len(plan.unrepairable)} could not be repaired"
+        outcome.block = plan.unrepairable[0].block
+    else:
+        outcome.status = "applied"
+        outcome.message = f"applied {len(report.applied)} event(s) as planned"
+    if outcome.applied == planned_ids and not report.cancelled:
+        outcome.mismatches = compare_with_prediction(plan)
+        if outcome.mismatches:
+            outcome.message += "; some files differ from the dry run's prediction (see the report)"
+    outcome.fingerprints_after = fingerprint_folder(cd)
+    outcome.after = folder_state(cd)
+    outcome.finished_at = _now_iso()
+    _write_report(outcome, preflight_)
+    return outcome
+
+
+def _repair(
+    reconciler: Reconciler,
+    plan: Plan,
+    should_continue: Callable[[], bool] | None,
+    progress: Callable[[int, int], None],
+) -> ReplayReport:
+    """Re-apply the planned orphaned archive events one at a time (progress and cancel between)."""
+    character = plan.target.character
+    merged = ReplayReport(character)
+    merged.tail = len(plan.events)
+    for done, ev in enumerate(plan.events, start=1):
+        if should_continue is not None and not should_continue():
+            merged.cancelled = True
+            break
+        one = reconciler.repair(character, [ev.event_id])
+        merged.sentinel_before = merged.sentinel_before or one.sentinel_before
+        merged.sentinel_after = one.sentinel_after
+        merged.applied += one.applied
+        merged.changed += one.changed
+        if one.stopped is not None:
+            merged.stopped = one.stopped
+            break
+        progress(done, len(plan.events))
+    return merged

@@ -1,0 +1,468 @@
+"""Step 2: the plan, a dry run of the reconciler on a scratch copy (:func:`make_plan`): which events
+would apply, where replay would stop and why (:func:`explain_block`), orphaned archive events, the
+per-file diff and the fingerprints the plan saw. The real folder is only read."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.core.reasons import REASONS
+from inspector.core.replay.errors import BadInputError, FolderBusyError
+from inspector.core.replay.fingerprints import fingerprint_folder
+from inspector.core.replay.stamps import _now_iso
+from inspector.core.replay.target import ReplayTarget
+from journal import fs
+from journal.events import JOURNAL_NAME, Event
+from journal.handlers import HandlerRegistry, archive_target, entry_ref
+from journal.reader import read_journal
+from journal.reconcile import DryRun, FolderDiff, ReplayReport, ReplayStop, dry_run
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
+from journal.views import REFLECTIONS, VIEW_TYPES, load_view, read_sentinel
+
+# -- events, orphans, blocks ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedEvent:
+    """One event of a plan: what it is and which entry it touches.
+
+    Attributes:
+        index: 0-based position among the journal's events.
+        line: 1-based journal line.
+    """
+
+    index: int
+    line: int
+    event_id: str
+    type: str
+    ts: str
+    entry: str | None
+
+    @classmethod
+    def of(cls, index: int, ev: Event) -> PlannedEvent:
+        return cls(
+            index,
+            ev.line,
+            ev.event_id,
+            ev.type if isinstance(ev.type, str) else "",
+            str(ev.ts or ""),
+            entry_ref(ev.type, ev.payload),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "line": self.line,
+            "event_id": self.event_id,
+            "type": self.type,
+            "entry": self.entry,
+        }
+
+    def label(self) -> str:
+        entry = f" {self.entry}" if self.entry else ""
+        return f"#{self.index} (line {self.line}) {self.type}{entry}  [{self.event_id}]"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockExplanation:
+    """Why replay cannot apply an event, in words, and what a person can do about it.
+
+    Attributes:
+        event_id, index, type: the event.
+        reason: ``no_handler`` | ``view_drift`` | ``corrupt_view`` | ``corrupt_shard`` |
+            ``bad_shard_name`` | ``handler_error`` | ``sentinel_write``.
+        message: the technical message from the handler.
+        title: one line.
+        why: what it means for the folder.
+        actions: what a person can do, one suggestion per item.
+    """
+
+    event_id: str
+    index: int
+    type: str
+    reason: str
+    message: str
+    title: str
+    why: str
+    actions: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        out = [self.title, f"  reason: {self.reason} — {self.message}", f"  {self.why}", "  What you can do:"]
+        out += [f"   - {a}" for a in self.actions]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "index": self.index,
+            "type": self.type,
+            "reason": self.reason,
+            "message": self.message,
+            "explanation": self.why,
+            "actions": list(self.actions),
+        }
+
+
+def explain_block(stop: ReplayStop) -> BlockExplanation:
+    """Human text for a replay stop: what happened and what a person can do about it."""
+    text = REASONS.get(stop.reason, REASONS["handler_error"])
+    what = stop.type or "(missing type)"
+    return BlockExplanation(
+        stop.event_id,
+        stop.index,
+        stop.type,
+        stop.reason,
+        stop.message,
+        f"Blocked at event #{stop.index} ({what}): it {text.title}.",
+        text.why,
+        text.actions,
+    )
+
+
+def _view_holds(char_dir: Path, view: str, entry_id: str, entity_key: str | None) -> bool:
+    """Whether ``view`` holds the entry (raises ViewCorruptError)."""
+    obj = load_view(char_dir / view, VIEW_TYPES[view])
+    if view == REFLECTIONS:
+        return any(isinstance(e, dict) and e.get("id") == entry_id for e in obj)
+    sections = [obj.get(entity_key)] if entity_key is not None else list(obj.values())
+    for section in sections:
+        facts = section.get("facts") if isinstance(section, dict) else None
+        if isinstance(facts, list) and any(isinstance(e, dict) and e.get("id") == entry_id for e in facts):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """An archive event behind the sentinel whose entry is in neither the view nor its shard.
+
+    Attributes:
+        event: the event.
+        archive: ``reflection_archive`` or ``persona_archive``.
+        shard: the basename named by the event.
+        entry_id: the archived entry.
+        problem: ``None`` when a repair can put the entry back; else the reason it cannot
+            (``bad_shard_name``, ``corrupt_shard``, ``corrupt_view``) and :attr:`block` explains it.
+    """
+
+    event: PlannedEvent
+    archive: str
+    shard: str
+    entry_id: str
+    problem: str | None = None
+    block: BlockExplanation | None = None
+
+    @property
+    def repairable(self) -> bool:
+        return self.problem is None
+
+
+def find_orphaned_archive_events(char_dir: str | os.PathLike[str], events: list[Event] | None = None) -> list[Orphan]:
+    """Archive events at or before the sentinel whose entry is lost (diagnosis: ``archive_entry_lost``).
+
+    Only when the sentinel names an event of the journal: otherwise every event is pending and
+    replay, not repair, is the way to recover them. Events whose shard name is invalid, whose
+    shard is corrupt or whose view is corrupt are returned too, not repairable, with the reason.
+    """
+    cd = Path(char_dir)
+    if events is None:
+        events = read_journal(cd / JOURNAL_NAME).events
+    sentinel = read_sentinel(cd)
+    if sentinel.event_id is None:
+        return []
+    last = next((i for i, ev in enumerate(events) if ev.event_id == sentinel.event_id), None)
+    if last is None:
+        return []
+    out: list[Orphan] = []
+    for i, ev in enumerate(events[: last + 1]):
+        target = archive_target(ev.type, ev.payload)
+        if target is None:
+            continue
+        pe = PlannedEvent.of(i, ev)
+        shard = str(target.shard)
+
+        def unrepairable(
+            reason: str, message: str, pe: PlannedEvent = pe, target: Any = target, shard: str = shard
+        ) -> Orphan:
+            stop = ReplayStop(pe.event_id, pe.index, pe.type, reason, message)
+            return Orphan(pe, target.archive, shard, target.entry_id, reason, explain_block(stop))
+
+        try:
+            if _view_holds(cd, target.view, target.entry_id, target.entity_key):
+                continue
+        except Exception as exc:
+            out.append(unrepairable("corrupt_view", str(exc)))
+            continue
+        if not is_shard_name(target.shard):
+            out.append(unrepairable("bad_shard_name", f"invalid shard basename {target.shard!r}"))
+            continue
+        try:
+            entries = load_shard(cd / target.archive / shard)
+        except Exception as exc:
+            out.append(unrepairable("corrupt_shard", str(exc)))
+            continue
+        if entries is not None and any(isinstance(e, dict) and e.get("id") == target.entry_id for e in entries):
+            continue
+        out.append(Orphan(pe, target.archive, shard, target.entry_id))
+    return out
+
+
+# -- the plan -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a replay covers.
+
+    Attributes:
+        kind: ``tail`` (every pending event, the default), ``until`` (the pending events up to and
+            including ``until``) or ``repair`` (re-apply orphaned archive events, sentinel unchanged).
+        until: the last event id for ``until``.
+    """
+
+    kind: str = "tail"
+    until: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("tail", "until", "repair"):
+            raise ValueError(f"unknown scope {self.kind!r}")
+        if (self.kind == "until") != (self.until is not None):
+            raise ValueError("an 'until' scope needs an event id, and only it")
+
+    def describe(self) -> str:
+        if self.kind == "until":
+            return f"pending events up to and including {self.until}"
+        if self.kind == "repair":
+            return "repair orphaned archive events (the sentinel does not move)"
+        return "the pending tail"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "until": self.until}
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a guarded replay would do, computed by a dry run on a scratch copy (a pure value).
+
+    Attributes:
+        target: the character folder.
+        scope: what is covered.
+        created_at: when the plan was made (local ISO-8601).
+        fingerprints: what the plan saw (:func:`fingerprint_folder`).
+        sentinel_state: ``ok`` / ``missing`` / ``malformed`` / ``null`` / ``unknown_id``.
+        sentinel_id: the sentinel's event id, when it names one.
+        sentinel_index: its index among the events, when found.
+        total_events: events in the journal.
+        journal_present: whether there is a journal at all (a cloud-save export has none).
+        pending: events after the sentinel.
+        events: what would be applied (re-applied for ``repair``), in order.
+        block: where replay would stop and why, if it would.
+        diff: the per-file diff of the dry run.
+        predicted: relative path → bytes of each replay file after the dry run.
+        dry_report: the dry run's reconciler report.
+        orphans: orphaned archive events (repairable or not), shown in every scope.
+        unrepairable: for ``repair``: orphans that cannot be repaired, each explained.
+        temp_files: leftover temp files of interrupted atomic writes that the real run removes
+            (the reconciler sweeps them before replaying; not for ``repair``).
+    """
+
+    target: ReplayTarget
+    scope: Scope
+    created_at: str
+    fingerprints: dict[str, str | None]
+    sentinel_state: str
+    sentinel_id: str | None
+    sentinel_index: int | None
+    total_events: int
+    journal_present: bool
+    pending: int
+    events: list[PlannedEvent]
+    block: BlockExplanation | None
+    diff: FolderDiff
+    predicted: dict[str, bytes]
+    dry_report: ReplayReport
+    orphans: list[Orphan] = field(default_factory=list)
+    unrepairable: list[Orphan] = field(default_factory=list)
+    temp_files: list[str] = field(default_factory=list)
+
+    @property
+    def char_dir(self) -> Path:
+        assert self.target.char_dir is not None
+        return self.target.char_dir
+
+    @property
+    def has_work(self) -> bool:
+        """Whether applying would run at least one handler."""
+        return bool(self.events)
+
+    @property
+    def complete(self) -> bool:
+        """Whether everything in scope would be applied (nothing blocked or unrepairable)."""
+        return self.block is None and not self.unrepairable
+
+    @property
+    def apply_until(self) -> str | None:
+        """The ``until`` the real run uses, so it never applies more than the plan shows."""
+        if self.scope.kind == "repair":
+            return None
+        if self.block is None and self.events:
+            return self.events[-1].event_id
+        return self.scope.until
+
+    @property
+    def predicted_exit_code(self) -> int:
+        """The exit code an apply of this plan would give: 0 when complete, else 1."""
+        return 0 if self.complete else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope.to_json(),
+            "created_at": self.created_at,
+            "sentinel": {"state": self.sentinel_state, "event_id": self.sentinel_id, "index": self.sentinel_index},
+            "events_in_journal": self.total_events,
+            "pending": self.pending,
+            "events": [e.to_json() for e in self.events],
+            "stop": None if self.block is None else self.block.to_json(),
+            "unrepairable": [o.block.to_json() for o in self.unrepairable if o.block is not None],
+            "temp_files_removed": list(self.temp_files),
+            "diff": diff_to_json(self.diff),
+        }
+
+
+def diff_to_json(diff: FolderDiff) -> dict[str, Any]:
+    """A :class:`journal.reconcile.FolderDiff` as plain JSON."""
+    return {
+        "entries": [
+            {
+                "file": c.file,
+                "entry": c.entry,
+                "kind": c.kind,
+                "fields": [{"field": f.field, "before": f.before, "after": f.after} for f in c.fields],
+            }
+            for c in diff.entries
+        ],
+        "shard_entries_added": [{"file": s.file, "entry_id": s.entry_id} for s in diff.shard_entries_added],
+        "sentinel_before": diff.sentinel_before,
+        "sentinel_after": diff.sentinel_after,
+        "files_changed": list(diff.files_changed),
+    }
+
+
+def make_plan(
+    target: ReplayTarget,
+    scope: Scope | None = None,
+    *,
+    registry: HandlerRegistry | None = None,
+    attempts: int = 3,
+) -> Plan:
+    """Plan a replay by a dry run on a scratch copy; the real folder is only read.
+
+    The folder is fingerprinted before and after the dry run; if it changed meanwhile the plan is
+    made again (at most ``attempts`` times), so a plan always describes one state of the folder.
+
+    Raises:
+        BadInputError: a zip target, or an ``until`` event that is not pending.
+        FolderBusyError: the folder kept changing.
+    """
+    scope = scope or Scope()
+    if target.char_dir is None:
+        raise BadInputError(f"{target.source} is a zip export: extract it to a folder first")
+    for _ in range(attempts):
+        before = fingerprint_folder(target.char_dir)
+        plan = _plan_once(target, scope, registry, before)
+        if fingerprint_folder(target.char_dir) == before:
+            return plan
+    raise FolderBusyError(f"{target.char_dir} kept changing while it was planned: a writer is active")
+
+
+def _plan_once(
+    target: ReplayTarget, scope: Scope, registry: HandlerRegistry | None, fingerprints: dict[str, str | None]
+) -> Plan:
+    cd = target.char_dir
+    assert cd is not None
+    jr = read_journal(cd / JOURNAL_NAME)
+    if jr.error:
+        raise BadInputError(jr.error)
+    events = jr.events
+    index_of: dict[str, int] = {}
+    for i, ev in enumerate(events):
+        index_of.setdefault(ev.event_id, i)
+    sentinel = read_sentinel(cd)
+    state, sid, sindex = sentinel.state, sentinel.event_id, None
+    if sid is not None:
+        sindex = index_of.get(sid)
+        if sindex is None:
+            state = "unknown_id"
+    pending = len(events) - (sindex + 1 if sindex is not None else 0)
+    orphans = find_orphaned_archive_events(cd, events)
+    unrepairable: list[Orphan] = []
+    if scope.kind == "until":
+        assert scope.until is not None
+        at = index_of.get(scope.until)
+        if at is None:
+            raise BadInputError(f"no event {scope.until} in the journal")
+        if sindex is not None and at <= sindex:
+            raise BadInputError(f"event {scope.until} (#{at}) is already applied (the sentinel is at #{sindex})")
+    if scope.kind == "repair":
+        unrepairable = [o for o in orphans if not o.repairable]
+        ids = [o.event.event_id for o in orphans if o.repairable]
+        dry: DryRun = dry_run(cd, registry, repair=ids)
+    else:
+        dry = dry_run(cd, registry, until=scope.until)
+    planned = [PlannedEvent.of(index_of[e], events[index_of[e]]) for e in dry.report.applied if e in index_of]
+    block = explain_block(dry.report.stopped) if dry.report.stopped is not None else None
+    return Plan(
+        target=target,
+        scope=scope,
+        created_at=_now_iso(),
+        fingerprints=fingerprints,
+        sentinel_state=state,
+        sentinel_id=sid,
+        sentinel_index=sindex,
+        total_events=len(events),
+        journal_present=jr.present,
+        pending=pending,
+        events=planned,
+        block=block,
+        diff=dry.diff,
+        predicted=dry.predicted,
+        dry_report=dry.report,
+        orphans=orphans,
+        unrepairable=unrepairable,
+        temp_files=[] if scope.kind == "repair" else leftover_temp_files(cd),
+    )
+
+
+def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
+    """Temp files of interrupted atomic writes (``.nkatmp<8 hex>.tmp``) in the folder and its
+    archive folders: the reconciler removes them before a real replay, so the plan lists them."""
+    cd = Path(char_dir)
+    out = []
+    for sub in ("", REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
+        folder = cd / sub if sub else cd
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            p = folder / name
+            if fs.is_temp_name(name) and p.is_file() and not p.is_symlink():
+                out.append(f"{sub}/{name}" if sub else name)
+    return out
+
+
+def pending_events(char_dir: str | os.PathLike[str]) -> list[PlannedEvent]:
+    """The events after the sentinel (for choosing an ``until`` event), in order."""
+    cd = Path(char_dir)
+    events = read_journal(cd / JOURNAL_NAME).events
+    sid = read_sentinel(cd).event_id
+    start = 0
+    if sid is not None:
+        for i, ev in enumerate(events):
+            if ev.event_id == sid:
+                start = i + 1
+                break
+    return [PlannedEvent.of(i, ev) for i, ev in enumerate(events) if i >= start]
