@@ -36,7 +36,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from journal.events import JOURNAL_NAME, Event, encode_event  # noqa: E402
+from journal.events import JOURNAL_NAME, Event, encode_event, make_event  # noqa: E402
 from journal.fixtures import persona_entry  # noqa: E402
 from journal.fs import atomic_write_json  # noqa: E402
 from journal.views import PERSONA, REFLECTIONS  # noqa: E402
@@ -165,7 +165,7 @@ def generate_character(char_dir: Path, events: int, entries: int, seed: int = 4)
                 reflections[rid]["status"] = to
                 reflections[rid][f"{to}_at"] = ts
                 etype = "reflection.state_changed"
-            fh.write(encode_event(Event(eid, etype, ts, payload)))
+            fh.write(encode_event(make_event(eid, etype, ts, payload)))
             last_id = eid
     atomic_write_json(
         char_dir / REFLECTIONS, [e for rid, e in reflections.items() if rid not in archived], durable=False

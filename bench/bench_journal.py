@@ -49,7 +49,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from journal import JOURNAL_NAME, EventLog, fs, iter_journal, last_event_id, read_journal, write_sentinel
-from journal.events import Event, encode_event
+from journal.events import Event, encode_event, make_event
 
 CHARACTER = "Alice"
 TEXTS = [
@@ -232,7 +232,7 @@ class Generator:
                 "entry_snapshot": snapshot,
             }
             etype = "persona.fact_added"
-        return Event(uuid4_str(rng), etype, self.ts(), payload)
+        return make_event(uuid4_str(rng), etype, self.ts(), payload)
 
 
 def generate(path: Path, n: int, seed: int) -> None:
@@ -411,7 +411,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
     log = EventLog(root)
     write_sentinel(cd, last_event_id(journal)[1])  # a healthy folder: the sentinel advances
     line = encode_event(
-        Event(
+        make_event(
             "00000000-0000-4000-8000-000000000000",
             "reflection.evidence_updated",
             "2026-01-01T00:00:00",

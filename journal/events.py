@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal, cast
+
+import msgspec
 
 from journal.errors import UnknownEventTypeError
 
@@ -60,26 +61,155 @@ def check_event_type(event_type: object) -> str:
     return event_type
 
 
-@dataclass(slots=True)
-class Event:
-    """One journal record. Treat it as immutable (not frozen only because frozen init is ~3x slower
-    on the 1M-event read path).
+#: The declared names as a type: msgspec refuses any other value (that line then takes the exact
+#: per-line path of the reader, which reports ``unknown_type``), and hands out one shared string
+#: object per name, so a million events cost no million copies of their type.
+DeclaredType = Literal[
+    "fact.added",
+    "fact.absorbed",
+    "fact.archived",
+    "reflection.synthesized",
+    "reflection.state_changed",
+    "reflection.surfaced",
+    "reflection.rebutted",
+    "persona.fact_added",
+    "persona.fact_mentioned",
+    "persona.suppressed",
+    "correction.queued",
+    "correction.resolved",
+    "reflection.evidence_updated",
+    "persona.evidence_updated",
+    "persona.entry_updated",
+]
+
+_NULL = msgspec.Raw(b"null")
+
+#: The :attr:`Event.body` of an event whose payload is held parsed (an object of its own: the
+#: decoder never hands it out).
+PARSED_BODY = msgspec.Raw(b"null")
+
+
+def payload_json(payload: Any) -> bytes:
+    """A payload's JSON as the memory server writes it inside a journal line (``json.dumps``,
+    non-ASCII kept, default separators)."""
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+
+#: An event id as the decoder takes it: a non-empty string (the reader's exact path reports the rest).
+EventId = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class Event(msgspec.Struct, gc=False):
+    """One journal record. Treat it as immutable.
+
+    The reader makes a million of these for a big journal, so it is a ``gc=False`` struct that
+    keeps the payload as the JSON bytes it was read from (:attr:`body`) and parses it only when
+    :attr:`payload` is asked for. Build one from a payload object with :func:`make_event`.
 
     Attributes:
         event_id: uuid4 string; carries no order.
         type: event name (may be undeclared when read from a damaged or foreign journal).
         ts: naive local ISO-8601 timestamp, audit only.
-        payload: event-specific object (whatever the line held; may be a non-dict when damaged).
+        body: the payload's JSON bytes (``null`` when the record has none).
         line: 1-based line number in the journal file (0 for events not read from a file).
         offset: byte offset of the record's first byte in the file (-1 when not read from a file).
     """
 
-    event_id: str
-    type: str
-    ts: str
-    payload: Any = field(default_factory=dict)
-    line: int = 0
-    offset: int = -1
+    event_id: EventId
+    type: DeclaredType  # the decoder's check; the reader's exact path may store an undeclared name
+    ts: str = ""
+    body: msgspec.Raw = msgspec.field(name="payload", default=_NULL)
+    # Not JSON keys of a record: the reader sets them after decoding (a record holding a key of
+    # this name has it overwritten).
+    line: int = msgspec.field(name="(reader) line", default=0)
+    offset: int = msgspec.field(name="(reader) offset", default=-1)
+    #: The parsed payload, for the rare record whose payload cannot be held as JSON bytes (nested
+    #: deeper than an encoder recurses): then :attr:`body` is :data:`PARSED_BODY`. Never trusted
+    #: otherwise (a record may hold a key of this name).
+    parsed: Any = msgspec.field(name="(reader) parsed", default=None)
+
+    @property
+    def payload(self) -> Any:
+        """The payload, parsed exactly as Python's ``json`` parses it (``{}`` for ``null``).
+
+        A new object on every call: change a copy, never expect the event to change.
+        """
+        if self.body is PARSED_BODY:
+            return self.parsed
+        from journal.reader import loads_exact  # TODO(codec): the one exact parser
+
+        value = loads_exact(bytes(self.body))
+        return {} if value is None else value
+
+
+class SnapshotKeys(msgspec.Struct, gc=False, frozen=True):
+    """The one field of an archive event's ``entry_snapshot`` that says which entry it is."""
+
+    id: Any = None
+
+
+class EntryKeys(msgspec.Struct, gc=False, frozen=True):
+    """The payload fields that say which view entry an event touches, and where it archives it.
+
+    Every other payload field is skipped while decoding. ``get`` reads it like the payload dict
+    it stands for, so the rules that pick an event's entry take either.
+    """
+
+    reflection_id: Any = None
+    entity_key: Any = None
+    entry_id: Any = None
+    to: Any = None
+    absorbed_into: Any = None
+    archive_shard_path: Any = None
+    entry_snapshot: SnapshotKeys | None = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, default) if key in self.__struct_fields__ else default
+        if key == "entry_snapshot" and value is not None:
+            return {"id": value.id}
+        return default if value is None else value
+
+    @classmethod
+    def of(cls, payload: Any) -> EntryKeys:
+        """The keys of a parsed payload (no keys for a payload that is not an object)."""
+        if not isinstance(payload, dict):
+            return _NO_KEYS
+        snapshot = payload.get("entry_snapshot")
+        return cls(
+            payload.get("reflection_id"),
+            payload.get("entity_key"),
+            payload.get("entry_id"),
+            payload.get("to"),
+            payload.get("absorbed_into"),
+            payload.get("archive_shard_path"),
+            SnapshotKeys(snapshot.get("id")) if isinstance(snapshot, dict) else None,
+        )
+
+
+_NO_KEYS = EntryKeys()
+
+
+class EventSummary(msgspec.Struct, gc=False):
+    """One journal record without its payload: what a diagnosis of a million events keeps.
+
+    The same record as :class:`Event`, read by the same reader; only the payload's entry keys are
+    kept (:class:`EntryKeys`). Re-read the payload from :attr:`offset` when it is needed.
+    """
+
+    event_id: EventId
+    type: DeclaredType  # as in Event
+    ts: str = ""
+    keys: EntryKeys = msgspec.field(name="payload", default=_NO_KEYS)
+    line: int = msgspec.field(name="(reader) line", default=0)
+    offset: int = msgspec.field(name="(reader) offset", default=-1)
+
+
+def make_event(
+    event_id: str, event_type: str, ts: str, payload: Any = None, line: int = 0, offset: int = -1
+) -> Event:
+    """An :class:`Event` from a payload object (``None`` gives ``{}``)."""
+    body = msgspec.Raw(payload_json({} if payload is None else payload))
+    return Event(event_id, cast(DeclaredType, event_type), ts, body, line, offset)
 
 
 def new_event(event_type: str, payload: dict[str, Any]) -> Event:
@@ -92,14 +222,17 @@ def new_event(event_type: str, payload: dict[str, Any]) -> Event:
     check_event_type(event_type)
     if not isinstance(payload, dict):
         raise TypeError(f"payload must be a dict, not {type(payload).__name__}")
-    return Event(event_id=str(uuid.uuid4()), type=event_type, ts=now_iso(), payload=payload)
+    return make_event(str(uuid.uuid4()), event_type, now_iso(), payload)
 
 
 def encode_event(event: Event) -> bytes:
     """Encode ``event`` as one journal line, byte-compatible with the memory server.
 
-    ``json.dumps(..., ensure_ascii=False)`` with default separators, keys in the order
-    event_id, type, ts, payload, terminated by ``\\n``.
+    ``json.dumps(record, ensure_ascii=False)`` with default separators, keys in the order
+    event_id, type, ts, payload, terminated by ``\\n``: the payload's bytes are spliced in as
+    they are (for a read event, as they were read).
     """
-    record = {"event_id": event.event_id, "type": event.type, "ts": event.ts, "payload": event.payload}
-    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    head = json.dumps(
+        {"event_id": event.event_id, "type": event.type, "ts": event.ts}, ensure_ascii=False
+    ).encode("utf-8")
+    return head[:-1] + b', "payload": ' + bytes(event.body) + b"}\n"

@@ -22,6 +22,7 @@ from journal.events import (
     Event,
     check_event_type,
     encode_event,
+    make_event,
     new_event,
     now_iso,
 )
@@ -666,7 +667,7 @@ class EventLog:
                 if event_type not in REPLAYABLE_EVENT_TYPES:
                     raise UnknownEventTypeError(f"seed type {event_type!r} has no replay handler")
                 ev = new_event(event_type, payload)
-                built.append(Event(ev.event_id, ev.type, ts, ev.payload))
+                built.append(make_event(ev.event_id, ev.type, ts, ev.payload))
             return built
 
         events = [] if callable(seeds) else build(seeds)

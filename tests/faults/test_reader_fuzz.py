@@ -43,6 +43,7 @@ from journal import (
     JournalTail,
     encode_event,
     last_event_id,
+    make_event,
     read_journal,
 )
 from tests.faults.harness import count
@@ -56,7 +57,7 @@ def _id() -> str:
 
 
 def rec(event_type: str, payload: Any, ts: str = "2026-04-23T12:00:00.123456", event_id: str | None = None) -> bytes:
-    return encode_event(Event(event_id or _id(), event_type, ts, payload))
+    return encode_event(make_event(event_id or _id(), event_type, ts, payload))
 
 
 def evid(i: int) -> bytes:

@@ -22,6 +22,7 @@ from journal import (
     compaction_status,
     encode_event,
     fs,
+    make_event,
     read_journal,
     read_sentinel,
 )
@@ -32,7 +33,7 @@ CHAR = "Alice"
 
 
 def line(ts: str, eid: str | None = None) -> bytes:
-    return encode_event(Event(eid or str(uuid.uuid4()), "reflection.evidence_updated", ts, {"n": 1}))
+    return encode_event(make_event(eid or str(uuid.uuid4()), "reflection.evidence_updated", ts, {"n": 1}))
 
 
 def write(tmp_path: Path, data: bytes) -> Path:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from journal import fixtures as folders
 from journal import fs
 from journal.diagnose import diagnose_character, scan_journal
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event, encode_event
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event, encode_event, make_event
 from journal.handlers import MemoryStore, default_registry, entry_ref, run_handler
 from journal.reader import read_journal
 from journal.reconcile import dry_run
@@ -38,7 +38,7 @@ TYPES = [
 
 
 def _record(i: int, etype: str, payload: Any) -> bytes:
-    return encode_event(Event(f"id-{i % 7 if i % 11 == 0 else i}", etype, f"2026-05-01T09:00:{i % 60:02d}", payload))
+    return encode_event(make_event(f"id-{i % 7 if i % 11 == 0 else i}", etype, f"2026-05-01T09:00:{i % 60:02d}", payload))
 
 
 payloads = st.one_of(
@@ -191,7 +191,7 @@ def test_tail_dry_run_stops_where_the_reconciler_stops(
     b = folders.healthy(root)
     for i, action in enumerate(tail):
         etype, payload = _payload(action)
-        fs.durable_append(b.path / JOURNAL_NAME, encode_event(Event(f"tail-{i}", etype, "t", payload)))
+        fs.durable_append(b.path / JOURNAL_NAME, encode_event(make_event(f"tail-{i}", etype, "t", payload)))
     if corrupt == "shard":
         (b.path / "reflection_archive").mkdir(exist_ok=True)
         fs.atomic_write_bytes(b.path / "reflection_archive" / "2026-05-03_00aa11bb.json", b'{"not": "a list"}')
@@ -327,7 +327,7 @@ def test_a_failing_child_falls_back_to_scanning_here(tmp_path: Path, monkeypatch
 def _unique_big_journal(path: Path, copies: list[tuple[int, int]] = ()) -> None:  # type: ignore[assignment]
     """400 distinct records; each ``(src, dst)`` in ``copies`` repeats record ``src`` after record ``dst``."""
     lines = [
-        encode_event(Event(f"u-{i}", TYPES[i % len(TYPES)], "2026-05-01T09:00:00", {"reflection_id": f"ref_{i % 13}"}))
+        encode_event(make_event(f"u-{i}", TYPES[i % len(TYPES)], "2026-05-01T09:00:00", {"reflection_id": f"ref_{i % 13}"}))
         for i in range(400)
     ]
     for src, dst in sorted(copies, key=lambda c: -c[1]):

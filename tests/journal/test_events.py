@@ -17,6 +17,7 @@ from journal import (
     EventLog,
     UnknownEventTypeError,
     encode_event,
+    make_event,
     new_event,
     read_journal,
 )
@@ -119,7 +120,7 @@ def test_record_and_save_of_undeclared_name_writes_nothing_and_never_mutates(tmp
 
 
 def test_encode_event_matches_the_memory_server_byte_for_byte():
-    event = Event(
+    event = make_event(
         "9b2f0c1e-3d4a-4b5c-8d6e-7f8091a2b3c4",
         "persona.fact_added",
         "2026-05-01T03:00:00.5",
@@ -134,20 +135,20 @@ def test_encode_event_matches_the_memory_server_byte_for_byte():
 
 
 def test_encode_event_writes_non_ascii_raw_utf8_not_escapes():
-    line = encode_event(Event("id", "fact.added", "2026-01-01T00:00:00", {"text": "猫娘"}))
+    line = encode_event(make_event("id", "fact.added", "2026-01-01T00:00:00", {"text": "猫娘"}))
     assert "猫娘".encode() in line
     assert b"\\u" not in line
 
 
 def test_encode_event_escapes_newlines_so_one_event_is_one_line():
-    line = encode_event(Event("id", "fact.added", "t", {"text": "a\nb\r\nc\u2028"}))
+    line = encode_event(make_event("id", "fact.added", "t", {"text": "a\nb\r\nc\u2028"}))
     assert line.count(b"\n") == 1
     assert line.endswith(b"\n")
     assert b"\r" not in line
 
 
 def test_encode_event_writes_nan_as_python_json_does():
-    line = encode_event(Event("id", "fact.added", "t", {"score": float("nan")}))
+    line = encode_event(make_event("id", "fact.added", "t", {"score": float("nan")}))
     assert line == b'{"event_id": "id", "type": "fact.added", "ts": "t", "payload": {"score": NaN}}\n'
 
 

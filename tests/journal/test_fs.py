@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journal import Event, encode_event, fs, read_journal
+from journal import Event, encode_event, fs, make_event, read_journal
 from journal.views import save_view
 from tests.helpers.fs_hooks import fail_at, fault_hook, ops, recorded
 
-LINE = encode_event(Event("0f8e3a52-7c1b-4d2e-9a6f-5b4c3d2e1f0a", "fact.added", "2026-04-23T12:00:00", {"t": "茶"}))
-LINE2 = encode_event(Event("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "fact.added", "2026-04-23T12:00:01", {"t": "x"}))
+LINE = encode_event(make_event("0f8e3a52-7c1b-4d2e-9a6f-5b4c3d2e1f0a", "fact.added", "2026-04-23T12:00:00", {"t": "茶"}))
+LINE2 = encode_event(make_event("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "fact.added", "2026-04-23T12:00:01", {"t": "x"}))
 
 
 def listing(folder: Path) -> dict[str, bytes]:

@@ -21,6 +21,7 @@ from journal import (
     check_character_name,
     encode_event,
     fs,
+    make_event,
     read_journal,
     read_sentinel,
 )
@@ -29,8 +30,8 @@ from tests.helpers.fs_hooks import fail_at, fault_hook, recorded
 CHAR = "Alice"
 VIEW = "reflections.json"
 REF_ID = "ref_0123456789abcdef"
-E0 = Event("00000000-0000-4000-8000-000000000000", "reflection.evidence_updated", "2026-04-23T12:00:00", {"n": 0})
-E1 = Event("11111111-1111-4111-8111-111111111111", "reflection.evidence_updated", "2026-04-23T12:00:01", {"n": 1})
+E0 = make_event("00000000-0000-4000-8000-000000000000", "reflection.evidence_updated", "2026-04-23T12:00:00", {"n": 0})
+E1 = make_event("11111111-1111-4111-8111-111111111111", "reflection.evidence_updated", "2026-04-23T12:00:01", {"n": 1})
 
 
 def reflections(n: int = 200) -> list[dict[str, Any]]:

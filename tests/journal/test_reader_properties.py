@@ -27,7 +27,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from journal import ALL_EVENT_TYPES, Defect, Event, JournalRead, encode_event, iter_journal, read_journal, reader
+from journal import (
+    ALL_EVENT_TYPES,
+    Defect,
+    Event,
+    JournalRead,
+    encode_event,
+    iter_journal,
+    make_event,
+    read_journal,
+    reader,
+)
 
 BOM = b"\xef\xbb\xbf"
 
@@ -59,7 +69,7 @@ event_types = st.one_of(st.sampled_from(sorted(ALL_EVENT_TYPES)), st.sampled_fro
 def journals(draw: st.DrawFn) -> list[Event]:
     ids = draw(st.lists(st.uuids(version=4).map(str), min_size=1, max_size=8, unique=True))
     return [
-        Event(
+        make_event(
             eid,
             draw(event_types),
             draw(st.sampled_from(["2026-04-23T12:00:00.123456", "", "2026-01-01T00:00:00"])),
