@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from journal.views import parse_json_bytes
+from journal.codec import loads_exact as parse_json_bytes
 
 OUTBOX_NAME = "outbox.ndjson"
 

@@ -53,11 +53,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journal import fs
+from journal.codec import loads_exact as parse_json_bytes
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import (
-    FolderStore,
     HandlerRegistry,
-    Store,
     block_reason,
     default_registry,
     entry_ref,
@@ -66,7 +65,8 @@ from journal.handlers import (
 from journal.log import EventLog, check_character_name
 from journal.reader import JournalScanner
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
-from journal.views import PERSONA, REFLECTIONS, parse_json_bytes
+from journal.stores import FolderStore, Store
+from journal.views import PERSONA, REFLECTIONS
 
 if TYPE_CHECKING:
     import asyncio

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
+from journal.codec import loads_exact as parse_json_bytes
 from journal.errors import BadShardNameError, ShardCorruptError
-from journal.views import parse_json_bytes
 
 REFLECTION_ARCHIVE = "reflection_archive"
 PERSONA_ARCHIVE = "persona_archive"

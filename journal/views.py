@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from journal import fs
+from journal.codec import loads_exact
 from journal.errors import ViewCorruptError
 from journal.events import SENTINEL_NAME, now_iso
 
@@ -19,33 +17,8 @@ REFLECTIONS = "reflections.json"
 PERSONA = "persona.json"
 FACTS = "facts.json"
 
-#: Digits to "0", anything else to ".": a run of 19 "0"s is the only way to spell an integer
-#: outside orjson's 64-bit range (a translate and a find are far faster than a regex here).
-_DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x2E for b in range(256))
-_DIGIT_RUN = b"0" * 19
-
 #: The top-level type each known view must have.
 VIEW_TYPES: dict[str, type] = {REFLECTIONS: list, PERSONA: dict, FACTS: list}
-
-
-def parse_json_bytes(data: bytes) -> Any:
-    """Parse JSON as Python's ``json`` module would (NaN/Infinity accepted), fast path via orjson.
-
-    Raises:
-        ValueError: not JSON (``RecursionError`` for absurd nesting is turned into ``ValueError``).
-    """
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        # orjson turns integers beyond 64 bits into floats; json keeps them (and saving must too).
-        if data.translate(_DIGIT_MAP).find(_DIGIT_RUN) < 0:
-            return obj
-    try:
-        return json.loads(data)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
 
 
 def load_view(path: str | os.PathLike[str], expected: type, *, missing: Any = None) -> Any:
@@ -63,19 +36,29 @@ def load_view(path: str | os.PathLike[str], expected: type, *, missing: Any = No
     except FileNotFoundError:
         return expected() if missing is None else missing
     try:
-        obj = parse_json_bytes(data)
+        obj = loads_exact(data)
     except ValueError as exc:
         raise ViewCorruptError(f"{p.name} is not valid JSON: {exc}") from exc
+    return check_view_type(p.name, obj, expected)
+
+
+def check_view_type(name: str, obj: Any, expected: type) -> Any:
+    """Return ``obj`` if its top level is an ``expected``.
+
+    Raises:
+        ViewCorruptError: it is not (the message names the view ``name`` and both types).
+    """
     if not isinstance(obj, expected):
-        raise ViewCorruptError(
-            f"{p.name} has a top-level {type(obj).__name__}, expected a {expected.__name__}"
-        )
+        raise ViewCorruptError(f"{name} has a top-level {type(obj).__name__}, expected a {expected.__name__}")
     return obj
 
 
-def save_view(path: str | os.PathLike[str], obj: Any) -> None:
-    """Save a view atomically, formatted as the memory server writes it."""
-    fs.atomic_write_json(path, obj)
+def save_view(path: str | os.PathLike[str], obj: Any, *, durable: bool = True) -> None:
+    """Save a view atomically, formatted as the memory server writes it (:func:`journal.codec.dumps_view`).
+
+    ``durable=False`` skips the fsyncs (scratch copies only).
+    """
+    fs.atomic_write_json(path, obj, durable=durable)
 
 
 # -- sentinel -------------------------------------------------------------------------------
@@ -114,7 +97,7 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
     except OSError as exc:
         return SentinelRead("malformed", message=f"cannot read: {exc.strerror or exc}")
     try:
-        obj = parse_json_bytes(data)
+        obj = loads_exact(data)
     except ValueError as exc:
         return SentinelRead("malformed", message=f"not valid JSON: {exc}")
     if not isinstance(obj, dict):
@@ -130,10 +113,13 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
     return SentinelRead("ok", event_id=value, ts=ts)
 
 
-def write_sentinel(char_dir: str | os.PathLike[str], event_id: str | None) -> None:
-    """Write the sentinel atomically (``indent=2``), as the memory server does."""
+def write_sentinel(char_dir: str | os.PathLike[str], event_id: str | None, *, durable: bool = True) -> None:
+    """Write the sentinel atomically (``indent=2``), as the memory server does.
+
+    ``durable=False`` skips the fsyncs (scratch copies only).
+    """
     fs.atomic_write_json(
-        Path(char_dir) / SENTINEL_NAME, {"last_applied_event_id": event_id, "ts": now_iso()}
+        Path(char_dir) / SENTINEL_NAME, {"last_applied_event_id": event_id, "ts": now_iso()}, durable=durable
     )
 
 

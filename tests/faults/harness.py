@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from journal import EventLog, Reconciler, ReplayReport, fs, read_journal, read_sentinel
+from journal.codec import loads_exact
 from journal.events import JOURNAL_NAME
 from journal.shards import is_shard_name
-from journal.views import parse_json_bytes
 from tests.faults import crashkit, model
 from tests.faults.scenarios import CHAR, SCENARIOS
 
@@ -102,7 +102,7 @@ def read_state(char_dir: Path) -> tuple[model.State, list[str]]:
         if not p.exists():
             continue
         try:
-            obj = parse_json_bytes(p.read_bytes())
+            obj = loads_exact(p.read_bytes())
         except ValueError as exc:
             problems.append(f"{name} is corrupt: {exc}")
             continue
@@ -118,7 +118,7 @@ def read_state(char_dir: Path) -> tuple[model.State, list[str]]:
             if not is_shard_name(sub):
                 continue
             try:
-                obj = parse_json_bytes((folder / sub).read_bytes())
+                obj = loads_exact((folder / sub).read_bytes())
             except ValueError as exc:
                 problems.append(f"{archive}/{sub} is corrupt: {exc}")
                 continue

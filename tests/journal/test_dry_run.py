@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from journal import EventLog, fs, handlers
+from journal import EventLog, fs
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.reader import read_journal
 from journal.reconcile import (
@@ -46,7 +46,6 @@ SHARD = "2026-05-01_0a1b2c3d.json"
 
 @pytest.fixture(autouse=True)
 def _exact_saves(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(handlers, "VERIFY_INCREMENTAL_SAVES", True)
     scratch = tmp_path / "scratch-tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # dry runs must clean up after themselves

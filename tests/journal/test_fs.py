@@ -11,15 +11,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from journal import Event, encode_event, fs, make_event, read_journal
+from journal import encode_event, fs, make_event, read_journal
 from journal.views import save_view
 from tests.helpers.fs_hooks import fail_at, fault_hook, ops, recorded
 
-LINE = encode_event(make_event("0f8e3a52-7c1b-4d2e-9a6f-5b4c3d2e1f0a", "fact.added", "2026-04-23T12:00:00", {"t": "茶"}))
-LINE2 = encode_event(make_event("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "fact.added", "2026-04-23T12:00:01", {"t": "x"}))
+LINE = encode_event(
+    make_event("0f8e3a52-7c1b-4d2e-9a6f-5b4c3d2e1f0a", "fact.added", "2026-04-23T12:00:00", {"t": "茶"})
+)
+LINE2 = encode_event(
+    make_event("1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", "fact.added", "2026-04-23T12:00:01", {"t": "x"})
+)
 
 
 def listing(folder: Path) -> dict[str, bytes]:
@@ -268,61 +270,6 @@ def test_view_is_written_like_the_server_indent_2_non_ascii_kept_no_trailing_new
     ).encode()
     assert target.read_bytes() == expected
     assert json.loads(expected) == view
-
-
-def test_dumps_view_of_an_empty_list_and_dict():
-    assert fs.dumps_view([]) == b"[]"
-    assert fs.dumps_view({}) == b"{}"
-
-
-def stdlib_view(obj: object) -> bytes:
-    return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
-
-
-@pytest.mark.parametrize(
-    "value",
-    [
-        [1e-05, 7.830194789052468e-05, 1e-07, 2.5e-09, 1e-10, 1e-4, 1e16, 1.5e300, -0.0, 5e-324],
-        [float("nan"), float("inf"), -float("inf")],
-        [2**64, -(2**63) - 1, 2**63 - 1],
-        {2: "int key", None: "none key", True: "bool key", 1.5: "float key"},
-        ("a", ("b",)),
-        {"text": "0.00001 and 1e-7 and re-run", "ctl": "\x00\x1f\x7f\u2028\b\f\n\r\t\"\\"},
-        {"a": [], "b": {}, "c": [[], [{}]], "猫": "主人喜欢绿茶"},
-    ],
-)
-def test_dumps_view_is_byte_identical_to_the_stdlib_on_tricky_values(value):
-    assert fs.dumps_view(value) == stdlib_view(value)
-
-
-def test_dumps_view_raises_what_the_stdlib_raises():
-    import datetime
-    import uuid
-
-    for bad in ({"when": datetime.datetime(2026, 1, 1)}, [uuid.uuid4()], {"x": {1, 2}}):
-        with pytest.raises(TypeError):
-            fs.dumps_view(bad)
-    with pytest.raises(UnicodeEncodeError):
-        fs.dumps_view(["\ud800"])
-    circular: list[object] = []
-    circular.append(circular)
-    with pytest.raises(ValueError):
-        fs.dumps_view(circular)
-
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=5), inner, max_size=4)
-    | st.dictionaries(st.integers(-3, 3), inner, max_size=2),
-    max_leaves=12,
-)
-
-
-@settings(max_examples=1000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(value=json_values)
-def test_dumps_view_is_byte_identical_to_json_dumps_indent_2(value):
-    assert fs.dumps_view(value) == stdlib_view(value)
 
 
 # -- folders ---------------------------------------------------------------------------------------

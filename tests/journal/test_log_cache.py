@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
-from journal import JOURNAL_NAME, Event, EventLog, encode_event, fs, handlers, make_event, read_sentinel
+from journal import JOURNAL_NAME, Event, EventLog, encode_event, fs, make_event, read_sentinel
 from tests.journal.test_log import CHAR, E0, REF_ID, VIEW, bump, make_char, record, reflections
 
-OTHER = make_event("22222222-2222-4222-8222-222222222222", "reflection.evidence_updated", "2026-04-23T12:00:02", {"n": 2})
+OTHER = make_event(
+    "22222222-2222-4222-8222-222222222222", "reflection.evidence_updated", "2026-04-23T12:00:02", {"n": 2}
+)
 
 
 @contextlib.contextmanager
@@ -30,11 +32,6 @@ def fault_hook(hook: Callable[[fs.FsCall], None]) -> Iterator[None]:
         yield
     finally:
         fs.set_fault_hook(previous)
-
-
-@pytest.fixture(autouse=True)
-def _verify_saves(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(handlers, "VERIFY_INCREMENTAL_SAVES", True)
 
 
 def warm(tmp_path: Path) -> tuple[EventLog, Path, Event]:

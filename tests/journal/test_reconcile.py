@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from journal import EventLog, fs, handlers
+from journal import EventLog, fs
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event, encode_event, new_event
 from journal.handlers import HandlerRegistry, default_registry
 from journal.reader import read_journal
@@ -45,11 +45,6 @@ from tests.journal._replay_kit import (
 )
 
 SHARD = "2026-05-01_0a1b2c3d.json"
-
-
-@pytest.fixture(autouse=True)
-def _exact_saves(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(handlers, "VERIFY_INCREMENTAL_SAVES", True)
 
 
 class World:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from journal import EventLog, handlers
+from journal import EventLog
 from journal.events import Event
 from journal.reconcile import ReconcileHooks, Reconciler, ReplayReport, startup_sequence
 from journal.views import write_sentinel
@@ -28,11 +28,6 @@ from tests.journal._replay_kit import (
 )
 
 NAMES = ("Alice", "Bob", "Chloé.v2")
-
-
-@pytest.fixture(autouse=True)
-def _exact_saves(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(handlers, "VERIFY_INCREMENTAL_SAVES", True)
 
 
 @pytest.fixture

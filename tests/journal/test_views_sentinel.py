@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from journal import SENTINEL_NAME, SentinelRead, ViewCorruptError, fs, load_view, read_sentinel, write_sentinel
-from journal.views import parse_json_bytes, save_view
+from journal.views import save_view
 from tests.helpers.fs_hooks import recorded
 
 
@@ -162,16 +162,3 @@ def test_a_view_round_trips_unchanged_through_load_and_save(tmp_path):
     path.write_bytes(original)
     save_view(path, load_view(path, list))
     assert path.read_bytes() == original
-
-
-def test_parse_json_bytes_keeps_integers_beyond_64_bits_exact():
-    assert parse_json_bytes(b"[-9223372036854775809, 18446744073709551616]") == [-(2**63) - 1, 2**64]
-    assert all(type(v) is int for v in parse_json_bytes(b"[-9223372036854775809, 18446744073709551616]"))
-
-
-def test_parse_json_bytes_accepts_what_python_writes_and_raises_value_error_otherwise():
-    assert parse_json_bytes(b'{"x": Infinity}') == {"x": float("inf")}
-    with pytest.raises(ValueError):
-        parse_json_bytes(b"[" * 100_000)
-    with pytest.raises(ValueError):
-        parse_json_bytes(b"nope")

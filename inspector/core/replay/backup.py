@@ -20,8 +20,8 @@ from inspector.core.replay.fingerprints import _sha256_file
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
+from journal.codec import loads_exact as parse_json_bytes
 from journal.log import check_character_name
-from journal.views import parse_json_bytes
 
 MANIFEST_NAME = "manifest.json"
 REPORT_NAME = "report.json"
