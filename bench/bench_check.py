@@ -36,7 +36,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from journal.events import JOURNAL_NAME, Event, encode_event, make_event  # noqa: E402
+from journal.events import JOURNAL_NAME, encode_event, make_event  # noqa: E402
 from journal.fixtures import persona_entry  # noqa: E402
 from journal.fs import atomic_write_json  # noqa: E402
 from journal.views import PERSONA, REFLECTIONS  # noqa: E402

@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"first rows visible:                 {first:7.2f} s   (target <= 1 s)  {ok(first <= 1.0)}")
         print(f"full analysis shown:                {shown:7.2f} s   = {shown / limit:.2f}x the orjson loop "
               f"(target <= 2x)  {ok(shown <= 2 * limit)}")
-        print(f"  of which journal.diagnose.diagnose_path: {diagnosis:.2f} s ({diagnosis / limit:.2f}x); "
+        print(f"  of which journal.diagnosis.diagnose_path: {diagnosis:.2f} s ({diagnosis / limit:.2f}x); "
               f"the window's own share: {shown - diagnosis:.2f} s ({(shown - diagnosis) / limit:.2f}x)")
         print(f"peak RSS of the window process:     {rss / 2**20:7.0f} MiB (target <= 800 MB)  {ok(rss <= 800e6)}"
               f"   (a re-diagnosis child process: {rediag_wall:.1f} s, {rediag_rss / 2**20:.0f} MiB)")

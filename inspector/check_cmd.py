@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from journal.diagnose import (
+from journal.diagnosis import (
     CharacterDiagnosis,
     Diagnosis,
     DiagnosisInputError,
@@ -80,7 +80,7 @@ METER_EVERY = 0.2
 
 
 class ScanMeter:
-    """The ``progress`` callback of :func:`journal.diagnose.diagnose_path` for a terminal: one
+    """The ``progress`` callback of :func:`journal.diagnosis.diagnose_path` for a terminal: one
     line, rewritten in place, such as ``memory-inspector check: reading journals 45% · 180 of
     400 MiB``. Quick scans show nothing. Nothing it does can stop the scan (a write error is
     ignored)."""
@@ -178,7 +178,7 @@ def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[byt
     for c in diagnosis.characters:
         if all_events and isinstance(c.events, EventList):
             # Reasons come from the diagnosis's own closed set: only ids and types can be odd.
-            valid = _unicode(c.events.event_ids) and _unicode(c.events.types)
+            valid = _unicode(c.events.event_ids()) and _unicode(c.events.types())
             listings.append(c.listed_json(all_events))
         else:
             listed = list(c.listed_events(all_events))

@@ -3,6 +3,7 @@
 Public API: everything in ``__all__``. See the README for an example.
 """
 
+from journal.codec import dumps_view, loads_exact
 from journal.errors import (
     BadShardNameError,
     InvalidCharacterError,
@@ -27,15 +28,7 @@ from journal.events import (
     make_event,
     new_event,
 )
-from journal.handlers import (
-    FolderStore,
-    HandlerRegistry,
-    MemoryStore,
-    Store,
-    block_reason,
-    default_registry,
-    entry_ref,
-)
+from journal.handlers import HandlerRegistry, block_reason, default_registry, entry_ref
 from journal.log import (
     COMPACT_DAYS_THRESHOLD,
     COMPACT_LINES_THRESHOLD,
@@ -75,6 +68,7 @@ from journal.shards import (
     is_shard_name,
     validate_shard_name,
 )
+from journal.stores import FolderStore, MemoryStore, Store
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, load_view, read_sentinel, write_sentinel
 
 __version__ = "0.1.0"
@@ -134,13 +128,15 @@ __all__ = [
     "compaction_status",
     "default_registry",
     "dry_run",
+    "dumps_view",
     "encode_event",
-    "make_event",
     "entry_ref",
     "is_shard_name",
     "iter_journal",
     "last_event_id",
     "load_view",
+    "loads_exact",
+    "make_event",
     "new_event",
     "parse_outbox",
     "read_journal",

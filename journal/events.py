@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, cast
 
 import msgspec
 
+from journal.codec import loads_exact
 from journal.errors import UnknownEventTypeError
 
 #: The 15 names the memory server declares (memory-format §3.3).
@@ -136,8 +137,6 @@ class Event(msgspec.Struct, gc=False):
         """
         if self.body is PARSED_BODY:
             return self.parsed
-        from journal.reader import loads_exact  # TODO(codec): the one exact parser
-
         value = loads_exact(bytes(self.body))
         return {} if value is None else value
 

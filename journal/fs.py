@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
+from journal.codec import dumps_view
 
 #: Name prefix of our temp files; the memory server's newest writer uses the same shape, so an
 #: inspector recognises litter from either.
@@ -213,55 +213,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
         fsync_dir(folder)
 
 
-#: orjson with these options writes what ``json.dumps(indent=2, ensure_ascii=False)`` writes, except
-#: floats in [1e-9, 1e-4) and NaN/Infinity (checked after); it refuses (so the stdlib path runs)
-#: whatever else it would write differently: big integers, non-string keys, subclasses, datetimes.
-_ORJSON_VIEW = (
-    orjson.OPT_INDENT_2
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-)
-
-
-def dumps_view(obj: Any) -> bytes:
-    """Serialise a view, shard or sentinel exactly as the memory server does.
-
-    ``indent=2``, non-ASCII kept, no trailing newline: byte for byte what
-    ``json.dumps(obj, indent=2, ensure_ascii=False)`` gives (and the same errors), about 7x faster
-    for the common case, where orjson writes the same bytes; the stdlib encoder (pure Python once
-    ``indent`` is set) runs otherwise.
-    """
-    try:
-        data = orjson.dumps(obj, option=_ORJSON_VIEW)
-    except TypeError:  # orjson.JSONEncodeError: something only the stdlib may write (or refuse)
-        pass
-    else:
-        if _same_as_stdlib(data, obj):
-            return data
-    return json.dumps(obj, indent=2, ensure_ascii=False).encode("utf-8")
-
-
-def _same_as_stdlib(data: bytes, obj: Any) -> bool:
-    # orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7; a string holding such text only costs
-    # the slow path.
-    if b"0.0000" in data:
-        return False
-    pos = data.find(b"e-")
-    while pos >= 0:
-        digit_before, digit_after = data[pos - 1 : pos].isdigit(), data[pos + 2 : pos + 3].isdigit()
-        if pos and digit_before and digit_after and not data[pos + 3 : pos + 4].isdigit():
-            return False
-        pos = data.find(b"e-", pos + 2)
-    # NaN and Infinity become null; anything else orjson wrote differently reads back differently.
-    try:
-        return bool(orjson.loads(data) == obj)
-    except orjson.JSONDecodeError:
-        return False
-
-
 def atomic_write_json(path: str | os.PathLike[str], obj: Any, *, durable: bool = True) -> None:
-    """:func:`atomic_write_bytes` of :func:`dumps_view` ``(obj)``."""
+    """:func:`atomic_write_bytes` of :func:`journal.codec.dumps_view` ``(obj)``."""
     atomic_write_bytes(path, dumps_view(obj), durable=durable)
 
 
@@ -279,14 +232,24 @@ def remove_file(path: str | os.PathLike[str]) -> None:
     fsync_dir(os.path.dirname(p) or ".")
 
 
+#: The temp-file names of an atomic write (memory-format §4.5): ``.nkatmp`` + 8 hex characters +
+#: ``.tmp`` (ours, and the newest server's) or 8 characters of ``[a-z0-9_]`` (mid-2026 servers:
+#: ``tempfile.mkstemp``); older servers: ``.<target name>.<random>.tmp``.
+_TEMP_NAME_RE = re.compile(r"\.nkatmp[a-z0-9_]{8}\.tmp")
+_OLD_TEMP_NAME_RE = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
 def is_temp_name(name: str) -> bool:
-    """Whether ``name`` is one of our temp files (``.nkatmp<8 hex>.tmp``)."""
-    return (
-        len(name) == len(TEMP_PREFIX) + 8 + len(TEMP_SUFFIX)
-        and name.startswith(TEMP_PREFIX)
-        and name.endswith(TEMP_SUFFIX)
-        and all(c in "0123456789abcdef" for c in name[len(TEMP_PREFIX) : -len(TEMP_SUFFIX)])
-    )
+    """Whether ``name`` is the temp file of an atomic write, ours or a mid-2026 or newer server's
+    (``.nkatmp`` + 8 characters of ``[a-z0-9_]`` + ``.tmp``): the leftovers a sweep removes."""
+    return _TEMP_NAME_RE.fullmatch(name) is not None
+
+
+def is_leftover_temp(name: str) -> bool:
+    """Whether ``name`` is left over from a crashed atomic write of any server version: a
+    :func:`is_temp_name`, or an older server's ``.<target>.<8 characters>.tmp`` (reported, never
+    swept: nothing tells it apart from a user's file with certainty)."""
+    return _TEMP_NAME_RE.fullmatch(name) is not None or _OLD_TEMP_NAME_RE.fullmatch(name) is not None
 
 
 def sweep_temp_files(folder: str | os.PathLike[str], *, durable: bool = True) -> list[str]:

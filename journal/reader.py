@@ -10,15 +10,15 @@ from __future__ import annotations
 import codecs
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
 import msgspec
-import orjson
 
+from journal.codec import loads_exact
 from journal.events import ALL_EVENT_TYPES, PARSED_BODY, DeclaredType, EntryKeys, Event, EventSummary
 
 BOM = b"\xef\xbb\xbf"
@@ -78,56 +78,11 @@ class Defect:
     recovered_event_id: str | None = None
 
 
-#: orjson turns an integer outside the 64-bit range into a float (silently losing digits); such an
-#: integer has at least 19 digits, so bytes without a run of 19 digits parse the same in both.
-_DIGIT_MAP = bytes(0x30 if 0x30 <= b <= 0x39 else 0x2E for b in range(256))
-_DIGIT_RUN = b"0" * 19
-
-
-def _has_long_digits(data: bytes) -> bool:
-    """Whether ``data`` holds 19 digits in a row (much faster than a regex on digit-dense bytes)."""
-    return data.translate(_DIGIT_MAP).find(_DIGIT_RUN) >= 0
-
-
-def _lines_with_long_digits(chunk: bytes) -> list[int]:
-    """0-based numbers of the ``\\n``-separated lines of ``chunk`` holding 19 digits in a row."""
-    mapped = chunk.translate(_DIGIT_MAP)
-    found: list[int] = []
-    hit = mapped.find(_DIGIT_RUN)
-    while hit >= 0:
-        found.append(chunk.count(b"\n", 0, hit))
-        nl = chunk.find(b"\n", hit)
-        if nl < 0:
-            break
-        hit = mapped.find(_DIGIT_RUN, nl)
-    return found
-
-
-def loads_exact(raw: bytes) -> Any:
-    """Parse ``raw`` exactly as Python's ``json`` does; raises ``ValueError`` when it cannot."""
-    obj = _loads(raw)
-    if obj is _BAD:
-        raise ValueError("not valid JSON")
-    return obj
-
-
 def _loads(raw: bytes) -> Any:
-    """Parse ``raw`` exactly as Python's ``json`` does (NaN/Infinity and big integers included).
-
-    orjson first; stdlib json when orjson refuses, or when the bytes hold an integer orjson would
-    turn into a float. Returns ``_BAD`` when neither parses.
-    """
+    """:func:`journal.codec.loads_exact`, or ``_BAD`` when it refuses."""
     try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        if not _has_long_digits(raw):
-            return obj
-    try:
-        # Decode first: json.loads(bytes) would also accept UTF-16/32 and a BOM.
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
+        return loads_exact(raw)
+    except ValueError:
         return _BAD
 
 
@@ -569,6 +524,40 @@ def read_journal(path: str | os.PathLike[str]) -> JournalRead:
     result.lines = scanner.line
     result.size = scanner.offset
     return result
+
+
+def iter_journal_from(
+    path: str | os.PathLike[str], offset: int, line: int, chunk_size: int = _BATCH
+) -> Iterator[tuple[list[Event], list[Defect]]]:
+    """:func:`iter_journal` from byte ``offset``, the start of line ``line + 1`` (as read before).
+
+    Duplicate ids are checked among the events read from there on only.
+    """
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        for events, defects in JournalScanner(offset=offset, line=line).read_file(fh, chunk_size):
+            if events or defects:
+                yield events, defects
+
+
+def events_at(path: str | os.PathLike[str], offsets: Iterable[int]) -> dict[int, Event]:
+    """The events whose records start at ``offsets`` (as the reader located them), by offset.
+
+    Each line is read again from its offset and classified alone (so a duplicate id is not
+    recognised as one here); an offset where no record starts any more is left out.
+    """
+    out: dict[int, Event] = {}
+    with open(path, "rb") as fh:
+        for off in sorted(set(offsets)):
+            fh.seek(off)
+            raw = fh.readline()
+            scanner = JournalScanner(offset=off)
+            found: list[Event] = []
+            scanner._classify_slow(raw.rstrip(b"\n"), found, [], terminated=raw.endswith(b"\n"))
+            for ev in found:
+                if ev.offset == off:
+                    out[off] = ev
+    return out
 
 
 def classify_record(raw: bytes) -> str | None:

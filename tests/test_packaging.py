@@ -12,9 +12,10 @@ def test_importing_journal_loads_no_qt():
     assert out.stdout.strip() == "[]"
 
 
-def test_journal_imports_no_third_party_but_orjson():
+def test_journal_imports_no_third_party_but_orjson_and_msgspec():
+    # What msgspec itself imports (typing_extensions) comes with it.
     code = (
-        "import sys; before=set(sys.modules); import journal; "
+        "import sys; import msgspec; before=set(sys.modules); import journal; "
         "new={m.split('.')[0] for m in set(sys.modules)-before}; "
         "print(sorted(n for n in new if n not in sys.stdlib_module_names and n not in ('journal','orjson')))"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from journal import fixtures as folders
-from journal.diagnose import diagnose_path
+from journal.diagnosis import diagnose_path
 from resources import path as resource_path
 
 REPO = Path(__file__).resolve().parent.parent

@@ -72,7 +72,7 @@ def filter_fields(timeline: CharacterTimeline, refs: Sequence[int], flt: Timelin
     """The refs that pass the type, state and entry parts of ``flt`` (column lookups, no payloads)."""
     if not flt.by_fields:
         return list(refs)
-    types, entries = timeline.events.types, timeline.events.entries
+    types, entries = timeline.events.types(), timeline.events.entries
     wanted_types, wanted_states = flt.types, flt.states
     needle = flt.entry.lower()
     state = timeline.state

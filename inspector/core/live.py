@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.timeline import CharacterTimeline, Row
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.handlers import entry_ref
 from journal.reader import Defect, JournalTail

@@ -2,7 +2,7 @@
 
 The first screenful comes from the first megabyte of the first character's journal, so rows
 appear at once even for a journal of a million events; the full analysis (the same
-:func:`journal.diagnose.diagnose_path` that ``memory-inspector check`` runs) follows and replaces
+:func:`journal.diagnosis.diagnose_path` that ``memory-inspector check`` runs) follows and replaces
 the preview.
 """
 
@@ -18,7 +18,7 @@ from typing import Protocol
 from inspector.core.jobs import CancelToken
 from inspector.core.location import Location, is_character_folder
 from inspector.core.timeline import CharacterTimeline, provisional_timeline
-from journal.diagnose import Diagnosis, EventInfo
+from journal.diagnosis import Diagnosis, EventInfo
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import entry_ref
 from journal.reader import Defect, JournalScanner
@@ -28,7 +28,7 @@ PREVIEW_BYTES = 1 << 20
 
 class Diagnose(Protocol):
     """``PATH -> Diagnosis``, reporting ``progress(bytes_read, total_bytes)`` (which may raise to
-    cancel), as :func:`journal.diagnose.diagnose_path` does."""
+    cancel), as :func:`journal.diagnosis.diagnose_path` does."""
 
     def __call__(self, path: str, *, progress: Callable[[int, int], None] | None = None) -> Diagnosis: ...
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from inspector.core.jobs import CancelToken
 from inspector.core.timeline import CharacterTimeline, Row, defect_summary, summarize
+from journal.codec import loads_exact as parse_json_bytes
 from journal.reader import Defect
-from journal.views import parse_json_bytes
 
 _READ_STEP = 4096
 #: Records longer than this are not parsed for a summary (the detail pane still shows them).
@@ -122,11 +122,10 @@ class SummaryCache:
             return text
         lo, hi = max(0, pos - window), min(len(refs), pos + window)
         todo = [r for r in refs[lo:hi] if r >= 0 and r not in self._cache]
-        offsets = tl.events.offsets
-        types = tl.events.types
-        raw = self.reader.raw_records((offsets[r] for r in todo), limit=_SUMMARY_LIMIT)
+        events = tl.events
+        raw = self.reader.raw_records((events.offset(r) for r in todo), limit=_SUMMARY_LIMIT)
         for r in todo:
-            data = raw.get(offsets[r])
+            data = raw.get(events.offset(r))
             if data is None:
                 text = "(record not readable)"
             elif len(data) > _SUMMARY_LIMIT:
@@ -135,7 +134,7 @@ class SummaryCache:
                 try:
                     record = parse_json_bytes(data.lstrip(b"\xef\xbb\xbf"))
                     payload = record.get("payload") if isinstance(record, dict) else None
-                    text = summarize(types[r], {} if payload is None else payload, redact=self.redact)
+                    text = summarize(events.type(r), {} if payload is None else payload, redact=self.redact)
                 except ValueError:
                     text = "(record no longer parses: the journal changed)"
             self._store(r, text)

@@ -28,7 +28,7 @@ class ReasonText:
         return f"{self.why} What you can do: {' '.join(self.actions)}"
 
 
-#: Reason code (:data:`journal.diagnose.BLOCK_REASONS`, ``ORPHAN_REASONS``, ``SUSPECT_REASONS``,
+#: Reason code (:data:`journal.diagnosis.BLOCK_REASONS`, ``ORPHAN_REASONS``, ``SUSPECT_REASONS``,
 #: and the guarded replay's ``sentinel_write``) → its words.
 REASONS: dict[str, ReasonText] = {
     "no_handler": ReasonText(

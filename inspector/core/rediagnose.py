@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.jobs import CancelToken
-from journal.diagnose import CharacterDiagnosis, EventInfo, EventList, Finding, JournalStats, SentinelInfo
+from journal.diagnosis import CharacterDiagnosis, EventInfo, EventList, Finding, JournalStats, SentinelInfo
 
 
 @dataclass(slots=True)
@@ -65,9 +65,9 @@ class DiagnosisDelta:
             diagnosis.journal,
             diagnosis.sentinel,
             n,
-            events.event_ids[0] if n else None,
+            events.event_id(0) if n else None,
             check_index,
-            events.event_ids[check_index] if 0 <= check_index < n else None,
+            events.event_id(check_index) if 0 <= check_index < n else None,
             list(events.not_applied()),
             list(diagnosis.defects),
             list(diagnosis.findings),
@@ -80,7 +80,7 @@ class DiagnosisDelta:
 
 def delta_of_folder(char_dir: str, root: str | None, name: str | None, check_index: int) -> DiagnosisDelta:
     """Diagnose ``char_dir`` here and compact the result."""
-    from journal.diagnose import diagnose_character
+    from journal.diagnosis import diagnose_character
 
     return DiagnosisDelta.of(diagnose_character(char_dir, root=root, name=name), check_index)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.core.timeline import REASON_TEXT
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 from journal.reconcile import FolderDiff, ReplayReport, dry_run
 
 

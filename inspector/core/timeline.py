@@ -1,10 +1,10 @@
 """The timeline of one character: its events and damaged lines in file order, with their states.
 
 A million-event journal is shown without a million row objects: the diagnosis keeps its events
-column by column (:class:`journal.diagnose.EventList`), and a timeline row is just an integer
+column by column (:class:`journal.diagnosis.EventList`), and a timeline row is just an integer
 *ref*: ``i >= 0`` is event ``i``, ``~k`` (negative) is damaged line ``defects[k]``. A table, a
 filter or a selection is an array of refs in file order. :meth:`CharacterTimeline.row` builds the
-value of one row (:class:`~journal.diagnose.EventInfo` or :class:`~journal.reader.Defect`) when a
+value of one row (:class:`~journal.diagnosis.EventInfo` or :class:`~journal.reader.Defect`) when a
 cell is painted. :class:`CharacterTimeline` keeps everything current while the folder is watched:
 appended rows, a moved sentinel, a fresh diagnosis merged in place.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from inspector.core.reasons import REASONS
 from inspector.core.rediagnose import DiagnosisDelta
-from journal.diagnose import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, SentinelInfo
+from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, SentinelInfo
 from journal.reader import Defect
 from journal.views import SentinelRead
 
@@ -256,7 +256,7 @@ class CharacterTimeline:
     def key(self, ref: int) -> tuple[int, int]:
         """File-order sort key: a glued line's fragment comes before the event recovered from it."""
         if ref >= 0:
-            return (self.events.offsets[ref], 1)
+            return (self.events.offset(ref), 1)
         return (self.defects[~ref].offset, 0)
 
     def state(self, ref: int) -> str:
@@ -265,10 +265,10 @@ class CharacterTimeline:
         return LOADING if self.provisional else self.events.state(ref)
 
     def line(self, ref: int) -> int:
-        return self.events.lines[ref] if ref >= 0 else self.defects[~ref].line
+        return self.events.line(ref) if ref >= 0 else self.defects[~ref].line
 
     def offset(self, ref: int) -> int:
-        return self.events.offsets[ref] if ref >= 0 else self.defects[~ref].offset
+        return self.events.offset(ref) if ref >= 0 else self.defects[~ref].offset
 
     def position(self, refs: Refs, ref: int) -> int | None:
         """Position of ``ref`` in ``refs`` (file-ordered), by binary search; ``None`` if absent."""
@@ -320,7 +320,7 @@ class CharacterTimeline:
         }
 
     def event_types(self) -> set[str]:
-        return set(self.events.types)
+        return set(self.events.types())
 
     # -- finding rows -------------------------------------------------------------------------------
 
@@ -339,11 +339,11 @@ class CharacterTimeline:
         exact = self.find_event(text)
         if exact is not None:
             return [exact]
-        return [i for i, eid in enumerate(self.events.event_ids) if eid.startswith(text)][:limit]
+        return [i for i, eid in enumerate(self.events.event_ids()) if eid.startswith(text)][:limit]
 
     def refs_at_line(self, line: int) -> list[int]:
         """Rows of one journal line (a glued line has its fragment and its recovered event)."""
-        lines = self.events.lines
+        lines = self.events.lines()
         out = [~k for k, d in enumerate(self.defects) if d.line == line and d.kind not in DEFECTS_CARRIED_BY_EVENT]
         i = bisect.bisect_left(lines, line)
         while i < len(lines) and lines[i] == line:
@@ -444,12 +444,12 @@ class CharacterTimeline:
         delta = fresh if isinstance(fresh, DiagnosisDelta) else DiagnosisDelta.of(fresh, len(self.events) - 1)
         mine = self.events
         n = min(delta.events, len(mine))
-        if n and mine.event_ids[0] != delta.first_id:
+        if n and mine.event_id(0) != delta.first_id:
             raise JournalReplaced
         check = delta.check_index
-        if 0 <= check < n and mine.event_ids[check] != delta.check_id:
+        if 0 <= check < n and mine.event_id(check) != delta.check_id:
             raise JournalReplaced
-        limit = mine.lines[n - 1] if n else 0
+        limit = mine.line(n - 1) if n else 0
         known = {(d.line, d.kind) for d in self.defects}
         for d in delta.defects:
             if d.line <= limit and (d.line, d.kind) not in known:

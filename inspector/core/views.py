@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from journal.diagnose import EventInfo
+from journal.codec import loads_exact as parse_json_bytes
+from journal.diagnosis import EventInfo
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
-from journal.views import FACTS, PERSONA, REFLECTIONS, parse_json_bytes
+from journal.views import FACTS, PERSONA, REFLECTIONS
 
 TreePath = tuple[Any, ...]
 

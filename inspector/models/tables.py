@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QPalette
 
 from inspector.models.colors import state_color
-from journal.diagnose import Finding, OutboxOp
+from journal.diagnosis import Finding, OutboxOp
 
 Index = QModelIndex | QPersistentModelIndex
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -81,7 +81,7 @@ class RowTableModel(QAbstractTableModel):
 
 
 class FindingTableModel(RowTableModel):
-    """The diagnosis findings of one character (:class:`journal.diagnose.Finding`)."""
+    """The diagnosis findings of one character (:class:`journal.diagnosis.Finding`)."""
 
     columns = ("Severity", "Code", "Message", "Event / file")
 
@@ -109,7 +109,7 @@ class FindingTableModel(RowTableModel):
 
 
 class OutboxTableModel(RowTableModel):
-    """Pending and dead-letter outbox operations (:class:`journal.diagnose.OutboxOp`)."""
+    """Pending and dead-letter outbox operations (:class:`journal.diagnosis.OutboxOp`)."""
 
     columns = ("Operation", "Type", "Status", "Attempts", "Queued at", "Line")
 

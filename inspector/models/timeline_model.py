@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont, QPalette
 
 from inspector.core.timeline import DEFECT_TEXT, REASON_TEXT, CharacterTimeline, Row
 from inspector.models.colors import STATE_LABELS, state_color
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 
 Index = QModelIndex | QPersistentModelIndex
 

@@ -41,7 +41,7 @@ from inspector.models.timeline_model import (
     EventTableModel,
 )
 from inspector.widgets import icons
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 
 
 def _mono() -> QFont:
@@ -445,7 +445,7 @@ class FindingsPanel(QWidget):
     """The diagnosis findings of the shown character.
 
     Signals:
-        finding_activated(object): a :class:`journal.diagnose.Finding` was activated.
+        finding_activated(object): a :class:`journal.diagnosis.Finding` was activated.
     """
 
     finding_activated = Signal(object)

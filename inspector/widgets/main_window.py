@@ -35,7 +35,7 @@ from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.session import SessionController
 from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
-from journal.diagnose import EventInfo, Finding
+from journal.diagnosis import EventInfo, Finding
 
 APP_TITLE = "Memory Inspector"
 

@@ -31,7 +31,7 @@ from inspector.models.characters_model import CharacterListModel, CharacterRow
 from inspector.models.tables import FindingTableModel, OutboxTableModel
 from inspector.models.timeline_model import EventTableModel
 from inspector.widgets.dispatch import GuiDispatcher
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 
 #: Delay after the first change of a burst before the states are recomputed by a fresh diagnosis (ms).
@@ -47,11 +47,9 @@ _DEFAULT = object()
 
 
 def _default_diagnose(path: str, *, progress: Callable[[int, int], None] | None = None) -> Any:
-    from journal.diagnose import diagnose_path
+    from journal.diagnosis import diagnose_path
 
-    # The scan of a big journal may use the second core although the window has threads: its
-    # child runs only the journal package's scanning code (see journal.diagnose.scan_journal).
-    return diagnose_path(path, progress=progress, fork_with_threads=True)
+    return diagnose_path(path, progress=progress)
 
 
 class SessionController(QObject):
@@ -59,9 +57,9 @@ class SessionController(QObject):
 
     Args:
         dispatcher: delivers worker results on the GUI thread.
-        diagnose: ``PATH -> Diagnosis`` (default: :func:`journal.diagnose.diagnose_path`).
+        diagnose: ``PATH -> Diagnosis`` (default: :func:`journal.diagnosis.diagnose_path`).
         diagnose_character: ``char_dir -> CharacterDiagnosis`` for re-diagnosis after live changes
-            (default: :func:`journal.diagnose.diagnose_character` in a child process).
+            (default: :func:`journal.diagnosis.diagnose_character` in a child process).
         observer_factory: builds the watchdog observer (``None``: always poll; default: watchdog's).
         watch: whether to watch opened folders at all.
 
@@ -430,7 +428,7 @@ class SessionController(QObject):
             return True
         text = None
         if flt.text and ref >= 0:
-            found = payloads.get(tl.events.event_ids[ref])
+            found = payloads.get(tl.events.event_id(ref))
             if found is not None:
                 text = orjson.dumps(found[1]).decode("utf-8", "replace")
         return accepts_live(tl, ref, flt, text)
@@ -565,7 +563,7 @@ class SessionController(QObject):
                 for ref in added:
                     if ref < 0:
                         continue
-                    found = update.payloads.get(tl.events.event_ids[ref])
+                    found = update.payloads.get(tl.events.event_id(ref))
                     if found is not None:
                         cache.put(ref, *found)
                     entry = tl.events.entries[ref]

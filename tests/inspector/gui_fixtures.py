@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import EventLog, read_journal, read_sentinel
-from journal.diagnose import CharacterDiagnosis, EventInfo, EventList, JournalStats, SentinelInfo
+from journal.diagnosis import CharacterDiagnosis, EventInfo, EventList, JournalStats, SentinelInfo
 from journal.handlers import entry_ref
 from journal.views import PERSONA, REFLECTIONS
 

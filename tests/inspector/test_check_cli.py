@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 
-import journal.diagnose
+import journal.compaction
+import journal.diagnosis
 from inspector import check_cmd
 from inspector.cli import main
 from journal import fixtures as folders
 from journal import fs
-from journal.diagnose import diagnose_path
+from journal.diagnosis import diagnose_path
 from journal.events import JOURNAL_NAME
 from journal.fixtures import FIXTURE_NOW
 
 #: The diagnosis clock before the autouse fixture pins it (a child process reads the real clock).
-_REAL_NOW = journal.diagnose._now
+_REAL_NOW = journal.compaction._now
 
 #: The exit code ``check`` must give for each fixture case.
 EXIT_CODES = {
@@ -45,7 +46,7 @@ EXIT_CODES = {
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEKO_RUNTIME_STATE_DIR", str(tmp_path_factory.mktemp("runtime")))
-    monkeypatch.setattr(journal.diagnose, "_now", lambda: FIXTURE_NOW)
+    monkeypatch.setattr(journal.compaction, "_now", lambda: FIXTURE_NOW)
 
 
 def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -314,7 +315,7 @@ def test_the_program_ends_itself_only_after_all_its_output_is_written(
     folders.healthy(root)
     folders.archive_entry_lost(root)
     folders.pending_tail(root)
-    monkeypatch.setattr(journal.diagnose, "_now", _REAL_NOW)
+    monkeypatch.setattr(journal.compaction, "_now", _REAL_NOW)
     code, out, err = check(capsys, str(root), *fmt)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # block-buffered stdout
     env["NEKO_RUNTIME_STATE_DIR"] = str(tmp_path / "runtime")

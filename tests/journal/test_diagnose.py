@@ -19,7 +19,7 @@ import pytest
 
 from journal import fixtures as folders
 from journal import fs
-from journal.diagnose import (
+from journal.diagnosis import (
     FINDING_CODES,
     Diagnosis,
     EventInfo,
@@ -254,7 +254,7 @@ def test_glued_torn_line_recovers_the_glued_event(tmp_path: Path) -> None:
     )
     d = diagnose(tmp_path)
     assert d.to_json() == doc(tmp_path, expected)
-    assert b.notes["lost_event"] not in d.characters[0].events.event_ids  # type: ignore[attr-defined]
+    assert b.notes["lost_event"] not in d.characters[0].events.event_ids()  # type: ignore[attr-defined]
 
 
 def test_torn_tail(tmp_path: Path) -> None:
@@ -777,7 +777,7 @@ def test_unreadable_files_are_findings(tmp_path: Path, monkeypatch: pytest.Monke
     persona.unlink()
     persona.mkdir()  # a folder where a view should be
     os.mkfifo(b.path / "outbox.ndjson")  # reading a FIFO would hang: it must not be opened
-    import journal.diagnose as diagnose_module
+    import journal.diagnosis.scan as diagnose_module
 
     real_open = open
 

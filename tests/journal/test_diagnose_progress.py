@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-import journal.diagnose as diagnose_module
+import journal.diagnosis.path as diagnose_module
+import journal.diagnosis.scan as diagnose_scan
 from journal import fixtures as folders
-from journal.diagnose import diagnose_path
+from journal.diagnosis import diagnose_path
 from journal.events import JOURNAL_NAME
 
 
@@ -19,7 +20,7 @@ def test_progress_covers_every_journal_once_and_never_goes_back(tmp_path: Path, 
     for build in (folders.healthy, folders.pending_tail, folders.glued_torn_line, folders.views_only_export):
         build(root)
     total = sum(os.path.getsize(p) for p in root.glob(f"*/{JOURNAL_NAME}"))
-    monkeypatch.setattr(diagnose_module, "REPORT_EVERY", 256)
+    monkeypatch.setattr(diagnose_scan, "REPORT_EVERY", 256)
     seen: list[tuple[int, int]] = []
     with diagnose_path(root, progress=lambda done, of: seen.append((done, of))) as diag:
         assert len(diag.characters) == 4
@@ -32,7 +33,7 @@ def test_progress_covers_every_journal_once_and_never_goes_back(tmp_path: Path, 
 def test_a_raising_report_cancels_and_removes_the_extracted_zip(tmp_path: Path, monkeypatch: Any) -> None:
     built = folders.healthy(tmp_path / "memory")
     archive = folders.zip_export(built.path.parent, tmp_path / "export.zip")
-    monkeypatch.setattr(diagnose_module, "REPORT_EVERY", 256)
+    monkeypatch.setattr(diagnose_scan, "REPORT_EVERY", 256)
     made: list[str] = []
     real_mkdtemp = diagnose_module.tempfile.mkdtemp
 

@@ -13,7 +13,6 @@ from journal import (
     ALL_EVENT_TYPES,
     JOURNAL_NAME,
     REPLAYABLE_EVENT_TYPES,
-    Event,
     EventLog,
     UnknownEventTypeError,
     encode_event,

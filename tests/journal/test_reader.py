@@ -597,6 +597,6 @@ def test_keys_named_like_the_readers_own_fields_change_nothing(tmp_path):
         b'"payload"', b'"(reader) line": 99, "(reader) offset": 7, "(reader) parsed": {"n": 666}, "payload"'
     )
     data = rec("id-a") + hostile
-    [first, second] = read_journal(write(tmp_path, data)).events
+    [_first, second] = read_journal(write(tmp_path, data)).events
     assert (second.line, second.offset) == (2, len(rec("id-a")))
     assert second.payload == {"n": 1}

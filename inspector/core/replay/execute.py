@@ -53,7 +53,7 @@ class FolderState:
         events: events in the journal.
         pending: events after the sentinel.
         orphaned_archive: archive events whose entry is lost (repairable or not).
-        diagnosis: counts from :func:`journal.diagnose.diagnose_character` when it is available.
+        diagnosis: counts from :func:`journal.diagnosis.diagnose_character` when it is available.
     """
 
     sentinel_state: str
@@ -87,7 +87,7 @@ class FolderState:
 def _diagnose(char_dir: Path) -> dict[str, Any] | None:
     """Counts and the blocked event from the shared diagnosis, when that function exists."""
     try:
-        from journal import diagnose
+        from journal import diagnosis as diagnose
     except ImportError:
         return None
     fn = getattr(diagnose, "diagnose_character", None)

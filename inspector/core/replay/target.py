@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.core.replay.errors import BadInputError
-from journal.diagnose import DiagnosisInputError, ZipLimits, extract_zip
+from journal.diagnosis import DiagnosisInputError, ZipLimits, extract_zip
 from journal.errors import InvalidCharacterError
 from journal.log import check_character_name
 
@@ -86,7 +86,7 @@ def suggest_extract_dir(zip_path: str | os.PathLike[str]) -> Path:
 def extract_export(zip_path: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
     """Extract a zip export into ``dest`` (which must not exist or be empty), safely.
 
-    The extractor of ``check`` (:func:`journal.diagnose.extract_zip`) in its strict mode: any
+    The extractor of ``check`` (:func:`journal.diagnosis.extract_zip`) in its strict mode: any
     unsafe member (absolute path, ``..``, drive letter, link, special file, duplicate name, ...)
     refuses the whole archive before anything is written, and so does an archive above
     :data:`EXTRACT_MAX_BYTES` uncompressed or :data:`EXTRACT_MAX_MEMBERS` members.

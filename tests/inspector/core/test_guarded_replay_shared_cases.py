@@ -76,7 +76,7 @@ def test_zip_and_server_lock_cases(tmp_path):
 
 @pytest.mark.parametrize("name", sorted(folders.CASES))
 def test_repair_scope_covers_exactly_what_the_diagnosis_calls_archive_entry_lost(tmp_path, name):
-    from journal.diagnose import diagnose_character
+    from journal.diagnosis import diagnose_character
 
     root = tmp_path / "memory"
     root.mkdir()
@@ -90,7 +90,7 @@ def test_repair_scope_covers_exactly_what_the_diagnosis_calls_archive_entry_lost
 
 
 def test_repair_scope_matches_the_diagnosis_with_a_persona_orphan_too(tmp_path):
-    from journal.diagnose import diagnose_character
+    from journal.diagnosis import diagnose_character
     from tests.inspector.replay_cases import add_persona_orphan, build_case
 
     root = tmp_path / "memory"

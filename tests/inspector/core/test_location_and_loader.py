@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import journal.diagnose as diagnose_module
+import journal.diagnosis.scan as diagnose_module
 from inspector.core import loader as loader_module
 from inspector.core import location as location_mod
 from inspector.core.jobs import Cancelled, CancelToken
 from inspector.core.loader import first_character_dir, load_location, read_preview
 from inspector.core.location import LocationError, open_sample, resolve_location
-from journal.diagnose import Diagnosis, diagnose_path
+from journal.diagnosis import Diagnosis, diagnose_path
 from tests.inspector.gui_fixtures import hand_diagnosis, write_character
 
 

@@ -33,7 +33,7 @@ def timeline(tmp_path):
 def test_record_reader_returns_the_record_at_an_offset(timeline):
     reader = RecordReader(f"{timeline.path}/events.ndjson")
     record, raw = reader.record(timeline.row(3))
-    assert record["event_id"] == timeline.events.event_ids[3]
+    assert record["event_id"] == timeline.events.event_id(3)
     assert raw.endswith(b"}")
     defect = timeline.row(timeline.refs[-1])
     record, raw = reader.record(defect)
@@ -74,7 +74,7 @@ def test_text_filter_matches_payloads_only_and_is_case_insensitive(timeline):
     refs = timeline.refs
     assert apply_filter(timeline, refs, TimelineFilter(text="oolong")) == [8, refs[-1]]
     # an event id is not part of the payload: searching for it finds nothing
-    assert apply_filter(timeline, refs, TimelineFilter(text=timeline.events.event_ids[0])) == []
+    assert apply_filter(timeline, refs, TimelineFilter(text=timeline.events.event_id(0))) == []
     assert apply_filter(timeline, refs, TimelineFilter(text=r'"reinforcement": 9\.0', regex=True)) == [6]
     with pytest.raises(FilterError):
         apply_filter(timeline, refs, TimelineFilter(text="(", regex=True))

@@ -13,7 +13,7 @@ from inspector.core.timeline import (
     summarize,
 )
 from journal import EventLog
-from journal.diagnose import EventInfo, SentinelInfo
+from journal.diagnosis import EventInfo, SentinelInfo
 from journal.reader import Defect, read_journal
 from journal.views import read_sentinel
 from tests.inspector.gui_fixtures import hand_diagnosis, write_character
@@ -60,7 +60,7 @@ def test_marker_position_in_full_and_filtered_rows(tmp_path):
 def test_update_sentinel_moves_the_boundary_both_ways(tmp_path):
     char = write_character(tmp_path, applied=2, pending=3)
     tl = CharacterTimeline(hand_diagnosis(char))
-    ids = tl.events.event_ids
+    ids = tl.events.event_ids()
     from journal.views import SentinelRead
 
     changed = tl.update_sentinel(SentinelRead("ok", ids[4]))
@@ -85,7 +85,7 @@ def test_append_replaces_a_completed_torn_tail(tmp_path):
     removed, added = tl.append([malformed, new], 1000)
     assert removed is not None and removed < 0
     assert [tl.row(r).__class__.__name__ for r in added] == ["Defect", "EventInfo"]
-    assert added[1] == 2 and tl.events.event_ids[2] == "id-0"
+    assert added[1] == 2 and tl.events.event_id(2) == "id-0"
     assert tl.live_size == 1000
     assert tl.counts["pending"] == 1 and tl.counts[DAMAGED] == 1
 
@@ -128,7 +128,7 @@ def test_merge_diagnosis_of_another_journal_raises(tmp_path):
 def test_find_events_by_id_prefix_and_index(tmp_path):
     char = write_character(tmp_path, applied=4)
     tl = CharacterTimeline(hand_diagnosis(char))
-    ids = tl.events.event_ids
+    ids = tl.events.event_ids()
     assert tl.find_events(ids[2]) == [2]
     assert tl.find_events(ids[3][:13]) == [3]
     assert tl.find_events("#1") == [1]
@@ -175,5 +175,5 @@ def test_live_writer_rows_match_a_full_read(tmp_path):
     ev = read_journal(char / "events.ndjson").events[-1]
     tl.append([EventInfo(0, ev.line, ev.offset, ev.event_id, ev.type, ev.ts, None)], 0)
     assert tl.update_sentinel(read_sentinel(char)) == []
-    assert tl.sentinel == SentinelInfo("ok", tl.events.event_ids[1], 1)
+    assert tl.sentinel == SentinelInfo("ok", tl.events.event_id(1), 1)
     assert tl.state(2) == "pending"

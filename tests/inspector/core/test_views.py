@@ -14,7 +14,7 @@ from inspector.core.views import (
     provenance_of,
     search_tree,
 )
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 
 PERSONA = {"master": {"facts": [{"id": "card_1", "text": "Name"}, {"id": "prom_ref_2", "text": "Tea"}]}, "neko": {}}
 REFLECTIONS = [{"id": "ref_a", "text": "x"}, {"id": "ref_b", "text": "Oolong"}]

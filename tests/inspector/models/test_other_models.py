@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from inspector.models.characters_model import BADGE_ROLE, HEALTH_ROLE, CharacterListModel, CharacterRow
 from inspector.models.json_tree_model import PATH_ROLE, JsonTreeModel
 from inspector.models.tables import FindingTableModel, OutboxTableModel
-from journal.diagnose import Finding
+from journal.diagnosis import Finding
 from journal.outbox import OutboxOp
 from tests.inspector.models.dump import dump
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QPalette
 from inspector.core.timeline import CharacterTimeline
 from inspector.models.colors import state_color
 from inspector.models.timeline_model import COL_STATE, STATE_ROLE, EventTableModel
-from journal.diagnose import EventInfo
+from journal.diagnosis import EventInfo
 from journal.reader import Defect
 from tests.inspector.gui_fixtures import hand_diagnosis, write_character
 from tests.inspector.models.dump import dump
@@ -62,7 +62,7 @@ def test_rows_changed_repaints_the_span(qtbot, timeline):
     model.set_rows(timeline, timeline.refs, _summaries)
     from journal.views import SentinelRead
 
-    changed = timeline.update_sentinel(SentinelRead("ok", timeline.events.event_ids[4]))
+    changed = timeline.update_sentinel(SentinelRead("ok", timeline.events.event_id(4)))
     with qtbot.waitSignal(model.dataChanged) as blocker:
         model.rows_changed(changed)
     top, bottom = blocker.args[:2]

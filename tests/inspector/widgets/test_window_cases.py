@@ -7,7 +7,7 @@ import pytest
 
 from inspector.models.characters_model import BADGE_ROLE
 from inspector.models.timeline_model import STATE_ROLE
-from journal.diagnose import diagnose_path
+from journal.diagnosis import diagnose_path
 from journal.fixtures import CASES
 from tests.inspector.models.dump import dump
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)

@@ -46,7 +46,7 @@ def test_an_archived_entry_is_found_in_its_named_shard(loaded):
     window = loaded
     window.characters.select_name("bob")
     tl = window.session.timeline()
-    archive = next(i for i, t in enumerate(tl.events.types) if t == "persona.fact_added")
+    archive = next(i for i, t in enumerate(tl.events.types()) if t == "persona.fact_added")
     _select_event(window, archive)
     views = window.detail.views
     assert views.current_file().startswith("persona_archive/")
@@ -83,7 +83,7 @@ def test_a_pending_event_shows_what_replaying_it_would_change(qtbot, loaded):
     diff = views.preview_model.value()
     key = "reflections.json · ref_0000000000000001 (changed)"
     assert diff[key]["reinforcement"] == {"before": 15.0, "after": 9.5}
-    assert diff["sentinel"]["after"] == window.session.timeline().events.event_ids[30]
+    assert diff["sentinel"]["after"] == window.session.timeline().events.event_id(30)
     _select_event(window, 31)  # blocked: replay stops there
     qtbot.waitUntil(lambda: "Replay stops at this event" in views.preview_title.text(), timeout=WAIT_MS)
     assert "No replay handler" in views.preview_title.text()
@@ -93,7 +93,7 @@ def test_redaction_hides_text_everywhere_it_is_rendered(qtbot, loaded):
     window = loaded
     window.characters.select_name("bob")
     tl = window.session.timeline()
-    archive = next(i for i, t in enumerate(tl.events.types) if t == "persona.fact_added")
+    archive = next(i for i, t in enumerate(tl.events.types()) if t == "persona.fact_added")
     _select_event(window, archive)
     model = window.session.timeline_model
     event = window.detail.event_detail

@@ -103,7 +103,7 @@ def test_sentinel_and_view_changes_recompute_states(qtbot, shown):
     # Someone replays the tail by hand: the sentinel moves to the end (an atomic replace).
     from journal.views import write_sentinel
 
-    write_sentinel(root / "alice", tl.events.event_ids[-1])
+    write_sentinel(root / "alice", tl.events.event_id(-1))
     # At once the boundary moves (pending → applied); the re-diagnosis then finds the orphan.
     qtbot.waitUntil(lambda: model.index(model.position_of(blocked), 5).data() == "orphaned · no_handler",
                     timeout=WAIT_MS)
@@ -165,7 +165,7 @@ def test_a_whole_session_writes_nothing_in_the_folder(qtbot, shown):
 
 def test_preview_rows_show_while_the_diagnosis_runs(qtbot, make_inspector_window, tmp_path):  # noqa: F811
     gate = threading.Event()
-    from journal.diagnose import diagnose_path
+    from journal.diagnosis import diagnose_path
 
     def slow_diagnose(path, progress=None):
         gate.wait(WAIT_MS / 1000)

@@ -17,7 +17,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
 from inspector.core import location as location_mod
-from journal.diagnose import diagnose_path
+from journal.diagnosis import diagnose_path
 from tests.inspector.widgets.folders_for_gui import two_characters
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     WAIT_MS,

@@ -133,7 +133,7 @@ def test_problem_keys_go_to_event_and_findings(qtbot, loaded):
     window.previous_problem_action.trigger()
     assert window.selected_ref() == 31  # the only problem: wraps onto itself
     tl = window.session.timeline()
-    window.prompter.event_id = tl.events.event_ids[5][:8]
+    window.prompter.event_id = tl.events.event_id(5)[:8]
     window.goto_action.trigger()
     assert window.selected_ref() == 5
     window.prompter.event_id = "#12"

@@ -1,0 +1,130 @@
+"""The diagnosis of one character folder: the checks of :mod:`journal.diagnosis.checks`, in order."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from journal.diagnosis import checks
+from journal.diagnosis.checks import Character
+from journal.diagnosis.findings import Findings
+from journal.diagnosis.folder import Folder, probe_path
+from journal.diagnosis.scan import scan_journal
+from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
+from journal.events import JOURNAL_NAME
+from journal.handlers import HandlerRegistry, default_registry
+from journal.runtime import check_launcher_lock
+
+
+def server_status(environ: dict[str, str] | None = None) -> ServerStatus:
+    """Probe the launcher lock without creating anything (see :func:`journal.runtime.check_launcher_lock`).
+
+    Contention means the app is running; getting the lock means it is not (the lock is released
+    at once); a missing lock file means it is not; any other error means unknown.
+    """
+    return check_launcher_lock(env=environ)
+
+
+def diagnose_character(
+    char_dir: str | os.PathLike[str],
+    *,
+    registry: HandlerRegistry | None = None,
+    server: ServerStatus | None = None,
+    now: datetime | None = None,
+    root: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> CharacterDiagnosis:
+    """Diagnose one character folder; read-only, never raises on content.
+
+    Args:
+        char_dir: the character folder.
+        registry: the handlers replay would use (default: the five production handlers).
+        server: the launcher-lock probe (default: probe now, honouring ``NEKO_RUNTIME_STATE_DIR``).
+        now: the time the compaction age is measured against (default: now).
+        root: the memory root: symbolic links that point outside it are not followed (default:
+            the character folder itself).
+        name: the character name (default: the folder name).
+        progress: called as ``progress(bytes_read, journal_bytes)`` every few MiB of the journal
+            scan; it may raise (to cancel), and the exception propagates.
+    """
+    cd = Path(char_dir)
+    c = Character(
+        CharacterDiagnosis(name if name is not None else cd.name, str(cd.absolute())),
+        cd,
+        os.path.realpath(root if root is not None else cd),
+        registry if registry is not None else default_registry(),
+        Findings(),
+        now,
+    )
+    report = None if progress is None else _bounded(progress, journal_size(cd))
+    _run(c, server if server is not None else server_status(), report)
+    c.diag.findings = c.findings.result()
+    return c.diag
+
+
+def journal_size(cd: Path) -> int:
+    """The size of a character's journal (0 when it cannot be read), for progress totals."""
+    try:
+        return os.stat(cd / JOURNAL_NAME).st_size
+    except OSError:
+        return 0
+
+
+def _bounded(progress: Callable[[int, int], None], total: int) -> Callable[[int], None]:
+    def report(done: int) -> None:
+        progress(min(done, total), total)
+
+    return report
+
+
+def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | None) -> None:
+    try:
+        c.names = set(os.listdir(c.dir))
+    except OSError as exc:
+        c.findings.add("journal.absent", "error", f"the character folder cannot be listed: {exc.strerror or exc}")
+        return
+    checks.check_leftovers(c)
+    _read_journal(c, report)
+    checks.check_sentinel(c)
+    c.folder = Folder(c.dir, c.root_real, c.findings)
+    c.folder.load_views()
+    c.folder.scan_archives()
+    checks.check_unhandled_orphans(c)
+    checks.check_archives(c)
+    checks.check_suspects(c)
+    checks.check_tail(c)
+    checks.check_pending(c)
+    checks.check_defects(c)
+    checks.check_outbox(c)
+    checks.check_compaction(c)
+    checks.check_absent(c)
+    checks.check_server(c, server)
+
+
+def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:
+    probe = probe_path(c.journal_path, c.root_real)
+    if probe.kind == "refused":
+        c.findings.add("input.refused", "warning", f"{JOURNAL_NAME} is {probe.reason}", file=JOURNAL_NAME)
+        return
+    if probe.kind == "missing":
+        return
+    c.diag.journal.present = True
+    try:
+        if probe.kind != "file":
+            raise IsADirectoryError(21, "Is a directory" if probe.kind == "dir" else probe.reason)
+        scan = scan_journal(c.journal_path, report)
+    except OSError as exc:
+        c.findings.add(
+            "journal.absent",
+            "error",
+            f"{JOURNAL_NAME} exists but cannot be read: {exc.strerror or exc}",
+            file=JOURNAL_NAME,
+        )
+        return
+    c.journal_ok = True
+    c.events, c.defects = scan.events, scan.defects
+    c.diag.events, c.diag.defects = scan.events, scan.defects
+    c.diag.journal.lines, c.diag.journal.events, c.diag.journal.bytes = scan.lines, len(scan.events), scan.size

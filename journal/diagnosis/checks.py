@@ -1,0 +1,528 @@
+"""One function per check of a character folder; each reads what the ones before it found.
+
+:func:`journal.diagnosis.character.diagnose_character` runs them in order over one
+:class:`Character`, the state of a diagnosis in progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from journal.codec import loads_exact
+from journal.compaction import compaction_reason
+from journal.diagnosis.eventlist import EventList
+from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
+from journal.diagnosis.folder import Folder, ProjectionStore, probe_path
+from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
+from journal.errors import ViewDriftError
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fs import is_leftover_temp
+from journal.handlers import (
+    PERSONA_EVIDENCE_KEYS,
+    REFLECTION_EVIDENCE_KEYS,
+    HandlerRegistry,
+    archive_target,
+    block_reason,
+    persona_evidence_updated,
+    reflection_evidence_updated,
+    run_handler,
+)
+from journal.inputs import MANAGED_MEMORY_FILENAMES
+from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, OUTBOX_NAME, OutboxOp, OutboxRead, parse_outbox
+from journal.reader import Defect, events_at, iter_journal_from
+from journal.sentinel import locate_sentinel
+from journal.shards import is_shard_name
+from journal.views import PERSONA, REFLECTIONS, SentinelRead, read_sentinel
+
+
+@dataclass(slots=True)
+class Character:
+    """One character folder while it is being diagnosed.
+
+    Attributes:
+        diag: the value being filled in.
+        dir: the folder.
+        root_real: the resolved memory root (links leading outside it are not followed).
+        registry: the handlers replay would use.
+        findings: where findings are collected.
+        now: the time the compaction age is measured against (``None``: now).
+        names: the folder's entries.
+        events: the journal's events (the diagnosis's :class:`EventList`).
+        defects: the journal's located defects.
+        journal_ok: the journal exists and was read.
+        sindex: index of the sentinel's event, -1 when replay starts from the first event.
+        folder: the views and shards, read once.
+    """
+
+    diag: CharacterDiagnosis
+    dir: Path
+    root_real: str
+    registry: HandlerRegistry
+    findings: Findings
+    now: datetime | None
+    names: set[str] = field(default_factory=set)
+    events: EventList = field(default_factory=EventList)
+    defects: list[Defect] = field(default_factory=list)
+    journal_ok: bool = False
+    sindex: int = -1
+    folder: Folder | None = None
+
+    @property
+    def journal_path(self) -> Path:
+        return self.dir / JOURNAL_NAME
+
+
+def check_leftovers(c: Character) -> None:
+    """Temp files a crashed atomic write left in the folder (the archive folders: :meth:`Folder.scan_archives`)."""
+    for name in sorted(c.names):
+        if is_leftover_temp(name):
+            c.findings.add("tempfile.leftover", "info", f"{name} is left over from a crashed atomic write", file=name)
+
+
+def check_sentinel(c: Character) -> None:
+    """Where the sentinel is (its state and the index of its event), and the findings that go with it."""
+    add = c.findings.add
+    n = len(c.events)
+    sprobe = probe_path(c.dir / SENTINEL_NAME, c.root_real)
+    if sprobe.kind == "refused":
+        add("input.refused", "warning", f"{SENTINEL_NAME} is {sprobe.reason}", file=SENTINEL_NAME)
+        sentinel = SentinelRead("missing")
+    else:
+        sentinel = read_sentinel(c.dir)
+    info = c.diag.sentinel = locate_sentinel(sentinel, c.events.index_of)
+    c.sindex = -1 if info.index is None else info.index
+    if info.state == "missing" and n:
+        add(
+            "sentinel.missing", "warning", f"no {SENTINEL_NAME}: replay starts from the first event", file=SENTINEL_NAME
+        )
+    elif info.state == "malformed":
+        add(
+            "sentinel.malformed",
+            "warning",
+            f"{SENTINEL_NAME} is unusable ({sentinel.message}): replay starts from the first event",
+            file=SENTINEL_NAME,
+        )
+    elif info.state == "unknown_id":
+        add(
+            "sentinel.unknown_id",
+            "warning" if n else "info",
+            f"the sentinel names event {info.event_id}, which is not in the journal "
+            "(a restored or compacted folder?): replay starts from the first event",
+            event_id=info.event_id,
+            file=SENTINEL_NAME,
+        )
+
+
+def check_unhandled_orphans(c: Character) -> None:
+    """Events at or before the sentinel whose type has no handler: never applied (the design
+    record's known limitation)."""
+    events, sindex = c.events, c.sindex
+    c.events.fill_states(sindex)
+    if sindex < 0:
+        return
+    handled = c.registry.names()
+    for i in range(sindex + 1):
+        etype = events.type(i)
+        if etype in handled:
+            continue
+        what = repr(etype) if etype else "(missing type)"
+        message = (
+            f"type {what} has no replay handler, yet the sentinel is past it: a live write moved the "
+            "sentinel over an unapplied tail (the design record's known limitation); it was never applied"
+        )
+        events.set_state(i, "orphaned", "no_handler", message)
+        c.findings.add("event.orphaned", "error", f"event #{i} ({what}): {message}", event_id=events.event_id(i))
+
+
+def check_archives(c: Character) -> None:
+    """Archive events: bad shard names anywhere; lost entries and missing shard entries at or
+    before the sentinel."""
+    events, sindex, folder, findings = c.events, c.sindex, c.folder, c.findings
+    assert folder is not None
+    targets = []
+    names_by_entry: dict[tuple[str, Hashable], list[object]] = {}
+    for index, rec in enumerate(events.records):
+        if rec.keys.archive_shard_path is None:
+            continue
+        target = archive_target(rec.type, rec.keys)
+        if target is None:
+            continue
+        targets.append((index, target))
+        names_by_entry.setdefault((target.archive, target.entry_id), []).append(target.shard)
+        if not (isinstance(target.shard, str) and is_shard_name(target.shard)):
+            findings.add(
+                "shard.bad_name",
+                "error",
+                f"event #{index} names the shard {target.shard!r}, which is not a shard basename "
+                "(YYYY-MM-DD_<8 hex>.json): nothing may be written there",
+                event_id=rec.event_id,
+            )
+    for index, target in targets:
+        if index > sindex:
+            continue  # pending: the dry run of the tail says what replay would do
+        in_named = folder.shard_holds(target.archive, target.shard, target.entry_id)
+        elsewhere = [
+            folder.shard_holds(target.archive, other, target.entry_id)
+            for other in names_by_entry[(target.archive, target.entry_id)]
+            if other != target.shard
+        ]
+        if in_named is not False or any(r is not False for r in elsewhere):
+            continue  # found in a shard, or a corrupt shard may hold it (shard.corrupt says so)
+        eid = events.event_id(index)
+        shard_rel = f"{target.archive}/{target.shard}" if isinstance(target.shard, str) else target.archive
+        in_view = folder.has_entry(target.view, target.entity_key, target.entry_id)
+        what = target.entry_id if target.entity_key is None else f"{target.entity_key}/{target.entry_id}"
+        lost = in_view is False
+        findings.add(
+            "shard.missing_entry",
+            "error" if lost else "warning",
+            f"event #{index} archived {what} into {shard_rel}, which does not hold it"
+            + ("" if lost else f" (it is still in {target.view})"),
+            event_id=eid,
+            file=shard_rel if isinstance(target.shard, str) and is_shard_name(target.shard) else None,
+        )
+        if lost:
+            message = (
+                f"{what} is in neither {target.view} nor {shard_rel}: the archive stopped between the journal "
+                "event and the shard append; only this event's payload still holds the entry"
+            )
+            events.set_state(index, "orphaned", "archive_entry_lost", message)
+            findings.add("event.orphaned", "error", f"event #{index}: {message}", event_id=eid, file=shard_rel)
+
+
+_ABSENT = object()
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _evidence_already_there(folder: Folder, handler: object, payload: Any) -> bool:
+    """A shortcut for the two evidence handlers (most of a journal): True only when running the
+    handler could not change anything, because every evidence value of the payload is already on
+    the entry it finds (or it finds none). Anything else runs the real handler."""
+    if not isinstance(payload, dict):
+        return False
+    keys: tuple[str, ...]
+    if handler is reflection_evidence_updated:
+        view, keys = folder.views.get(REFLECTIONS), REFLECTION_EVIDENCE_KEYS
+        rid = payload.get("reflection_id")
+        if not rid:
+            return True
+        if not _hashable(rid):
+            return False
+        matches = folder.reflection_ids.get(rid)
+    elif handler is persona_evidence_updated:
+        view, keys = folder.views.get(PERSONA), PERSONA_EVIDENCE_KEYS
+        key, eid = payload.get("entity_key"), payload.get("entry_id")
+        if not key or not eid:
+            return True
+        if not (isinstance(key, str) and _hashable(eid)):
+            return False
+        matches = folder.persona_ids.get((key, eid))
+    else:
+        return False
+    if view is None or view.error is not None:
+        return False
+    if not matches:
+        return True
+    entry = matches[0]
+    for k in keys:
+        if k in payload:
+            have, want = entry.get(k, _ABSENT), payload[k]
+            # Same JSON scalar only (1, 1.0 and True differ; NaN and containers go to the handler).
+            if type(have) is not type(want) or type(want) not in _SCALARS or have != want:
+                return False
+    return True
+
+
+def _hashable(value: object) -> bool:
+    return isinstance(value, Hashable) and not isinstance(value, (list, dict))
+
+
+def check_suspects(c: Character) -> None:
+    """The last event of each entry, at or before the sentinel: would its handler still change
+    something in the folder as it is now?"""
+    events, sindex, folder, registry, findings = c.events, c.sindex, c.folder, c.registry, c.findings
+    assert folder is not None
+    if sindex < 0 or not c.journal_ok:
+        return
+    last = dict(zip(events.entries, range(len(events)), strict=True))
+    last.pop(None, None)
+    handled = registry.names()
+    candidates = [
+        i for i in last.values() if i <= sindex and events.type(i) in handled and events.state(i) == "applied"
+    ]
+    if not candidates:
+        return
+    found = events_at(c.journal_path, (events.offset(i) for i in candidates))
+    store = ProjectionStore(folder)
+    for i in sorted(candidates):
+        ev = found.get(events.offset(i))
+        etype = events.type(i)
+        handler = registry.get(etype)
+        if ev is None or ev.event_id != events.event_id(i) or handler is None:
+            continue
+        payload = ev.payload
+        if _evidence_already_there(folder, handler, payload):
+            continue
+        store.focus(payload)
+        eid = events.event_id(i)
+        try:
+            changed = run_handler(handler, store, payload)
+        except ViewDriftError as exc:
+            message = (
+                f"applying it now would fail the text-hash check ({exc}): the text was changed outside the "
+                "journal since (a heuristic)"
+            )
+            events.set_state(i, "suspect", "view_differs", message)
+            findings.add("event.suspect", "warning", f"event #{i} ({etype}): {message}", event_id=eid)
+            findings.add("view.drift", "warning", str(exc), event_id=eid, file=PERSONA)
+            continue
+        except Exception:
+            continue  # a corrupt view or shard, or a bad name: their own findings say so
+        if changed:
+            files = ", ".join(sorted(store.written)) or "the folder"
+            message = (
+                f"applying it to the folder now would still change {files}: its effect is not visible, or the "
+                "entry was changed outside the journal since (a heuristic)"
+            )
+            events.set_state(i, "suspect", "view_differs", message)
+            findings.add(
+                "event.suspect",
+                "warning",
+                f"event #{i} ({etype}, {events.entries[i]}): {message}",
+                event_id=eid,
+                file=files if store.written else None,
+            )
+
+
+def check_tail(c: Character) -> None:
+    """Run the pending events' handlers in order, in memory, up to the first that would stop replay."""
+    events, sindex, folder, registry, findings, diag = c.events, c.sindex, c.folder, c.registry, c.findings, c.diag
+    assert folder is not None
+    n = len(events)
+    start = sindex + 1
+    if start >= n or not c.journal_ok:
+        return
+    store = ProjectionStore(folder)
+    blocked: int | None = None
+    later_updates: dict[str, tuple[int, Any]] = {}
+    i = start
+    for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
+        for ev in batch:
+            while i < n and events.offset(i) < ev.offset:
+                i += 1  # not found again: the file changed under us; skip it
+            if not (i < n and events.offset(i) == ev.offset and events.event_id(i) == ev.event_id):
+                continue
+            here, i = i, i + 1
+            if blocked is not None:
+                entry = events.entries[here]
+                if ev.type == "persona.entry_updated" and entry is not None:
+                    later_updates[entry] = (here, ev.payload)
+                continue
+            reason = _stop_reason(registry, store, ev.type, ev.payload)
+            if reason is None:
+                continue
+            code, message = reason
+            blocked = here
+            events.set_state(here, "blocked", code, message)
+            diag.blocked = events[here]
+            diag.blocked_message = message
+            findings.add(
+                "replay.blocked",
+                "error",
+                f"replay stops at event #{here} ({ev.type or '(missing type)'}): {code}: {message}",
+                event_id=ev.event_id,
+            )
+            if code == "view_drift":
+                findings.add("view.drift", "error", message, event_id=ev.event_id, file=PERSONA)
+            if "persona.entry_updated" not in {events.type(k) for k in range(here + 1, n)}:
+                break
+        else:
+            continue
+        break
+    # Pending merges after the stop that will fail the same text-hash check once replay gets there.
+    check = ProjectionStore(folder)
+    entry_updated = registry.get("persona.entry_updated")
+    for k, payload in sorted(later_updates.values(), key=lambda t: t[0]):
+        if entry_updated is None:
+            break
+        check.focus(payload)
+        try:
+            run_handler(entry_updated, check, payload)
+        except ViewDriftError as exc:
+            findings.add(
+                "view.drift", "warning", f"pending event #{k}: {exc}", event_id=events.event_id(k), file=PERSONA
+            )
+        except Exception:
+            continue
+
+
+def _stop_reason(registry: HandlerRegistry, store: ProjectionStore, etype: str, payload: Any) -> tuple[str, str] | None:
+    """Why replay would stop at this event (``None``: it applies)."""
+    handler = registry.get(etype)
+    if handler is None:
+        what = repr(etype) if etype else "(missing type)"
+        return "no_handler", f"no replay handler is registered for {what}"
+    store.focus(payload)
+    try:
+        run_handler(handler, store, payload)
+    except Exception as exc:
+        return block_reason(exc)
+    return None
+
+
+def check_pending(c: Character) -> None:
+    """How many events wait after the sentinel, and whether the next start replays them."""
+    n, sindex, diag = len(c.events), c.sindex, c.diag
+    pending = n - (sindex + 1)
+    if pending <= 0:
+        return
+    if diag.blocked is not None:
+        behind = n - diag.blocked.index - 1
+        tail = f"; replay stops at event #{diag.blocked.index} ({diag.blocked.reason})"
+        if behind:
+            tail += f" and the {behind} after it wait{'s' if behind == 1 else ''} behind it"
+    else:
+        tail = "; the next startup replays them"
+    c.findings.add(
+        "tail.pending",
+        "warning",
+        f"{pending} event{'s' if pending != 1 else ''} after the sentinel "
+        f"{'are' if pending != 1 else 'is'} not applied yet{tail}",
+        event_id=c.events.event_id(sindex + 1),
+    )
+
+
+def check_defects(c: Character) -> None:
+    """One finding per located journal defect."""
+    for d in c.defects:
+        code, severity = DEFECT_FINDINGS.get(d.kind, ("line.malformed", "warning"))
+        c.findings.add(
+            code,
+            severity,
+            defect_message(d),
+            event_id=d.recovered_event_id or d.event_id,
+            file=JOURNAL_NAME,
+            line=d.line,
+        )
+
+
+def check_outbox(c: Character) -> None:
+    """Pending and abandoned outbox operations."""
+    oprobe = probe_path(c.dir / OUTBOX_NAME, c.root_real)
+    if oprobe.kind == "refused":
+        c.findings.add("input.refused", "warning", f"{OUTBOX_NAME} is {oprobe.reason}", file=OUTBOX_NAME)
+        return
+    if oprobe.kind == "missing":
+        return
+    try:
+        if oprobe.kind != "file":
+            raise IsADirectoryError(21, "Is a directory")
+        outbox = parse_outbox((c.dir / OUTBOX_NAME).read_bytes())
+    except OSError as exc:
+        c.findings.add(
+            "outbox.pending", "warning", f"{OUTBOX_NAME} cannot be read: {exc.strerror or exc}", file=OUTBOX_NAME
+        )
+        return
+    _outbox_findings(c.diag, outbox, c.findings)
+
+
+def _outbox_findings(diag: CharacterDiagnosis, outbox: OutboxRead, findings: Findings) -> None:
+    diag.outbox = [*outbox.pending, *outbox.dead_letters]
+
+    def summary(ops: list[OutboxOp]) -> str:
+        counts: dict[str, int] = {}
+        for op in ops:
+            counts[op.type or "(no type)"] = counts.get(op.type or "(no type)", 0) + 1
+        return ", ".join(f"{t} ×{c}" for t, c in sorted(counts.items()))
+
+    if outbox.pending:
+        k = len(outbox.pending)
+        doomed = sum(1 for op in outbox.pending if op.attempts >= MEMORY_LIVENESS_MAX_ATTEMPTS)
+        extra = (
+            f"; {doomed} already failed {MEMORY_LIVENESS_MAX_ATTEMPTS} times and will be abandoned unrun"
+            if doomed
+            else ""
+        )
+        findings.add(
+            "outbox.pending",
+            "info",
+            f"{k} outbox operation{'s' if k != 1 else ''} pending ({summary(outbox.pending)}): "
+            f"the next startup runs them{extra}",
+            file=OUTBOX_NAME,
+        )
+    if outbox.dead_letters:
+        k = len(outbox.dead_letters)
+        findings.add(
+            "outbox.dead_letter",
+            "warning",
+            f"{k} outbox operation{'s' if k != 1 else ''} abandoned after {MEMORY_LIVENESS_MAX_ATTEMPTS} failed "
+            f"attempts ({summary(outbox.dead_letters)}): their work was never done",
+            file=OUTBOX_NAME,
+        )
+
+
+def check_compaction(c: Character) -> None:
+    """Whether the journal is due for compaction (memory-format §4.4)."""
+    if not c.journal_ok:
+        return
+    reason = compaction_reason(c.diag.journal.lines, _first_ts(c), c.now)
+    if reason is not None:
+        c.diag.compaction_due = True
+        c.findings.add(
+            "compaction.due",
+            "info",
+            f"the journal is due for compaction: {reason} (nothing compacts it automatically)",
+            file=JOURNAL_NAME,
+        )
+
+
+def _first_ts(c: Character) -> Any:
+    """The ``ts`` of the journal's first line as the compaction age reads it (``None``: unreadable)."""
+    try:
+        with open(c.journal_path, "rb") as fh:
+            first = fh.readline(1 << 20)
+        obj = loads_exact(first.strip().removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, ValueError):
+        return None
+    return obj.get("ts") if isinstance(obj, dict) else None
+
+
+def check_absent(c: Character) -> None:
+    """No journal: deleted, a views-only export, or a character that never recorded an event."""
+    if c.diag.journal.present:
+        return
+    add, names, folder = c.findings.add, c.names, c.folder
+    assert folder is not None
+    has_shards = any(folder.archive_dirs.values())
+    if SENTINEL_NAME in names:
+        add(
+            "journal.absent",
+            "warning",
+            f"no {JOURNAL_NAME}, but {SENTINEL_NAME} exists: the journal was deleted or not copied",
+            file=JOURNAL_NAME,
+        )
+    elif not has_shards and OUTBOX_NAME not in names and names & MANAGED_MEMORY_FILENAMES:
+        c.diag.views_only = True
+        add(
+            "journal.absent",
+            "info",
+            "views only: no journal, sentinel or shard archives, as in a cloud-save export "
+            "(memory-format §6.1); there is nothing to replay",
+            file=JOURNAL_NAME,
+        )
+    else:
+        add(
+            "journal.absent", "info", f"no {JOURNAL_NAME}: this character has not recorded any event", file=JOURNAL_NAME
+        )
+
+
+def check_server(c: Character, server: ServerStatus) -> None:
+    """Whether the memory server holds its launcher lock now."""
+    if server.state == "running":
+        c.findings.add("server.running", "warning", f"{server.message}; replay must not run now", file=server.lock_path)
+    elif server.state == "unknown":
+        c.findings.add("server.running", "info", f"whether the memory server is running is unknown: {server.message}")

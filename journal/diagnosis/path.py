@@ -1,0 +1,160 @@
+"""The diagnosis of a PATH: a memory root, one character folder, or a ``.zip`` export of either."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+import zipfile
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from journal.diagnosis.character import diagnose_character, journal_size, server_status
+from journal.diagnosis.values import (
+    CharacterDiagnosis,
+    Diagnosis,
+    ServerStatus,
+    TempRoot,
+    UnknownCharacterError,
+    UnreadableInputError,
+)
+from journal.handlers import HandlerRegistry
+from journal.inputs import CharacterEntry, ZipLimits, characters_in, descend, extract_zip, is_character_folder
+
+
+def diagnose_path(
+    path: str | os.PathLike[str],
+    *,
+    character: str | None = None,
+    registry: HandlerRegistry | None = None,
+    server: ServerStatus | None = None,
+    now: datetime | None = None,
+    zip_limits: ZipLimits | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Diagnosis:
+    """Diagnose a memory root, one character folder, or a ``.zip`` export of either.
+
+    ``progress(bytes_read, total_bytes)`` follows the journal scans of all characters together
+    (never backwards); it may raise to cancel, and the exception propagates (a zip's extracted copy
+    is removed first).
+
+    A folder holding memory files (``events.ndjson``, ``persona.json``, …) is one character;
+    any other folder is a memory root whose sub-folders are characters (files and dot-folders
+    ignored). A zip is extracted to a private temp folder (see :class:`Diagnosis` for its
+    lifetime); members that would land outside it, links and special files are refused with an
+    ``input.refused`` finding; :class:`ZipLimits` stops a zip bomb.
+
+    Raises:
+        UnreadableInputError: PATH does not exist or cannot be read, is neither a folder nor a
+            zip, or the zip is corrupt or too big.
+        UnknownCharacterError: ``character`` is not among PATH's characters.
+    """
+    given = os.fspath(path)
+    p = Path(given)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise UnreadableInputError(f"{given}: no such file or folder") from None
+    except OSError as exc:
+        raise UnreadableInputError(f"{given}: cannot be read: {exc.strerror or exc}") from exc
+    probe = server if server is not None else server_status()
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            os.listdir(p)
+        except OSError as exc:
+            raise UnreadableInputError(f"{given}: cannot be listed: {exc.strerror or exc}") from exc
+        diag = Diagnosis(given, str(p.absolute()), server=probe)
+        base = p
+        zip_name = None
+    elif stat.S_ISREG(st.st_mode):
+        try:
+            is_zip = zipfile.is_zipfile(p)
+        except OSError as exc:
+            raise UnreadableInputError(f"{given}: cannot be read: {exc.strerror or exc}") from exc
+        if not is_zip:
+            raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
+        temp = TempRoot(tempfile.mkdtemp(prefix="memory-inspector-zip-"))
+        try:
+            refused = extract_zip(p, temp.path, zip_limits)
+        except BaseException:
+            temp.close()
+            raise
+        diag = Diagnosis(given, temp.path, is_zip=True, findings=refused, server=probe, _temp=temp)
+        base = descend(Path(temp.path))
+        zip_name = p.stem
+    else:
+        raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
+
+    try:
+        _fill(diag, base, zip_name, character, registry, probe, now, progress)
+    except BaseException:
+        diag.close()
+        raise
+    return diag
+
+
+def _fill(
+    diag: Diagnosis,
+    base: Path,
+    zip_name: str | None,
+    character: str | None,
+    registry: HandlerRegistry | None,
+    server: ServerStatus,
+    now: datetime | None,
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    root_real = os.path.realpath(diag.root if diag.is_zip else base)
+    if is_character_folder(base):
+        diag.kind = "character"
+        diag.memory_root = str(base.parent.absolute())
+        name = base.name
+        if diag.is_zip and Path(diag.root) == base:
+            name = zip_name or name
+        elif base.name == "memory" and (
+            (base.parent / "profile.json").exists() or (base.parent / "meta.json").exists()
+        ):
+            name = base.parent.name  # cloud-save staging: <name>/memory/<files>
+        entries = [CharacterEntry(name, base)]
+    else:
+        diag.kind = "root"
+        diag.memory_root = str(base.absolute())
+        entries = characters_in(base, root_real)
+    if character is not None:
+        entries = [e for e in entries if e.name == character]
+        if not entries:
+            raise UnknownCharacterError(f"{diag.path}: no character named {character!r}")
+    sizes = [0 if e.refusal is not None else journal_size(e.path) for e in entries]
+    total = sum(sizes)
+    shown = 0
+    before = 0
+
+    def overall(done: int) -> None:
+        nonlocal shown
+        shown = max(shown, min(done, total))  # a re-read (duplicate ids) never moves it back
+        if progress is not None:
+            progress(shown, total)
+
+    def from_character(at: int) -> Callable[[int, int], None] | None:
+        return None if progress is None else (lambda done, _total: overall(at + done))
+
+    overall(0)
+    for entry, size in zip(entries, sizes, strict=True):
+        if entry.refusal is not None:
+            cdiag = CharacterDiagnosis(entry.name, str(entry.path.absolute()))
+            cdiag.findings = [entry.refusal]
+        else:
+            cdiag = diagnose_character(
+                entry.path,
+                registry=registry,
+                server=server,
+                now=now,
+                root=root_real,
+                name=entry.name,
+                progress=from_character(before),
+            )
+        before += size
+        overall(before)
+        if diag.findings:
+            cdiag.findings = [*cdiag.findings, *diag.findings]
+        diag.characters.append(cdiag)

@@ -1,0 +1,277 @@
+"""The values of a diagnosis: findings, one character's diagnosis, and the diagnosis of a PATH."""
+
+from __future__ import annotations
+
+import shutil
+import weakref
+from collections.abc import Iterable, Iterator, MutableSequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from journal.diagnosis.eventlist import EventList
+from journal.diagnosis.states import EVENT_STATES, EventInfo
+from journal.errors import JournalError
+from journal.outbox import OutboxOp
+from journal.runtime import LauncherLock
+from journal.sentinel import SentinelInfo
+
+SEVERITIES = ("info", "warning", "error")
+
+#: The closed set of finding codes (documented in the README). The last one, ``input.refused``,
+#: is the issue's "refused with a finding" for unsafe input: zip members that would land outside
+#: the extraction folder or are links, symbolic links pointing outside the memory root, files that
+#: are not regular files. None of the other codes describes those.
+FINDING_CODES = (
+    "journal.absent",
+    "sentinel.missing",
+    "sentinel.malformed",
+    "sentinel.unknown_id",
+    "tail.pending",
+    "replay.blocked",
+    "event.orphaned",
+    "event.suspect",
+    "line.malformed",
+    "line.torn_tail",
+    "line.glued",
+    "line.invalid_utf8",
+    "event.duplicate_id",
+    "event.unknown_type",
+    "view.corrupt",
+    "view.drift",
+    "shard.corrupt",
+    "shard.bad_name",
+    "shard.missing_entry",
+    "outbox.pending",
+    "outbox.dead_letter",
+    "tempfile.leftover",
+    "compaction.due",
+    "server.running",
+    "input.refused",
+)
+
+#: At most this many findings of one code per character; the rest are summed up in one more.
+MAX_FINDINGS_PER_CODE = 100
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+class DiagnosisInputError(JournalError):
+    """PATH cannot be diagnosed at all (the CLI exits 2 with this message)."""
+
+
+class UnreadableInputError(DiagnosisInputError):
+    """PATH does not exist, cannot be listed, is not a folder or a zip, or the zip is refused."""
+
+
+class UnknownCharacterError(DiagnosisInputError, LookupError):
+    """``--character NAME`` names no character of PATH."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One diagnosis finding.
+
+    Attributes:
+        code: one of :data:`FINDING_CODES`.
+        severity: ``info`` | ``warning`` | ``error``.
+        message: one line, for people.
+        event_id: the event it is about, if any.
+        file: the file it is about, relative to the character folder (or the input root), if any.
+        line: 1-based journal line, for line defects.
+    """
+
+    code: str
+    severity: str
+    message: str
+    event_id: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "event_id": self.event_id,
+            "file": self.file,
+        }
+
+
+@dataclass(slots=True)
+class JournalStats:
+    present: bool = False
+    lines: int = 0
+    events: int = 0
+    bytes: int = 0
+
+
+#: The launcher-lock probe's value (:class:`journal.runtime.LauncherLock`; ``lock_path`` is its path).
+ServerStatus = LauncherLock
+
+
+@dataclass(slots=True)
+class CharacterDiagnosis:
+    """Everything ``check`` reports about one character folder.
+
+    Attributes:
+        name: the folder name.
+        path: absolute path of the folder that was read (inside a private temp copy for zips).
+        journal, sentinel: as in the JSON shape.
+        events: one :class:`EventInfo` per event, in file order (an :class:`EventList`; any
+            sequence of :class:`EventInfo` works for values built by hand).
+        defects: located journal defects (:class:`journal.reader.Defect`).
+        findings: every finding, in a stable order.
+        blocked: the blocked event, if replay would stop.
+        blocked_message: the reason in words.
+        outbox: pending and dead-letter outbox operations.
+        views_only: no journal and no shards: a cloud-save export.
+        compaction_due: the journal is due for compaction.
+    """
+
+    name: str
+    path: str
+    journal: JournalStats = field(default_factory=JournalStats)
+    sentinel: SentinelInfo = field(default_factory=SentinelInfo)
+    events: MutableSequence[EventInfo] = field(default_factory=EventList)
+    defects: list[Any] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    blocked: EventInfo | None = None
+    blocked_message: str | None = None
+    outbox: list[OutboxOp] = field(default_factory=list)
+    views_only: bool = False
+    compaction_due: bool = False
+
+    def counts(self) -> dict[str, int]:
+        if isinstance(self.events, EventList):
+            c = self.events.state_counts()
+        else:
+            c = dict.fromkeys(EVENT_STATES, 0)
+            for e in self.events:
+                c[e.state] += 1
+        c["defects"] = len(self.defects)
+        return c
+
+    def worst_severity(self) -> str:
+        return worst(f.severity for f in self.findings)
+
+    def listed_events(self, all_events: bool = False) -> Iterator[EventInfo]:
+        """The events the JSON shape lists, in order: every event not ``applied``, or all."""
+        if all_events:
+            return iter(self.events)
+        if isinstance(self.events, EventList):
+            return self.events.not_applied()
+        return (e for e in self.events if e.state != "applied")
+
+    def listed_json(self, all_events: bool = False) -> Iterator[dict[str, Any]]:
+        """``to_json()`` of each of :meth:`listed_events`."""
+        if all_events and isinstance(self.events, EventList):
+            return self.events.iter_json()
+        return (e.to_json() for e in self.listed_events(all_events))
+
+    def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:
+        """The character's object of the ``--json`` shape; ``with_events=False`` leaves its
+        ``events`` list empty (for writers that add the events themselves, a slice at a time)."""
+        b = self.blocked
+        events = list(self.listed_json(all_events)) if with_events else []
+        return {
+            "name": self.name,
+            "journal": {
+                "present": self.journal.present,
+                "lines": self.journal.lines,
+                "events": self.journal.events,
+                "bytes": self.journal.bytes,
+            },
+            "sentinel": {
+                "state": self.sentinel.state,
+                "event_id": self.sentinel.event_id,
+                "index": self.sentinel.index,
+            },
+            "counts": self.counts(),
+            "blocked": None
+            if b is None
+            else {
+                "event_id": b.event_id,
+                "index": b.index,
+                "type": b.type,
+                "reason": b.reason,
+                "message": self.blocked_message or b.message or "",
+            },
+            "events": events,
+            "defects": [
+                {"line": d.line, "offset": d.offset, "kind": d.kind, "recovered_event_id": d.recovered_event_id}
+                for d in self.defects
+            ],
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def worst(severities: Iterable[str]) -> str:
+    rank = 0
+    for s in severities:
+        rank = max(rank, SEVERITIES.index(s))
+    return SEVERITIES[rank]
+
+
+class TempRoot:
+    """Owns a private temp folder; removes it when closed or garbage-collected."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._finalizer = weakref.finalize(self, shutil.rmtree, path, True)
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """The diagnosis of one input PATH (memory root, character folder, or zip export).
+
+    For a zip, :attr:`root` is a private temp folder holding the extracted copy. It stays on disk
+    while the value is alive, so a viewer (the GUI keeps the diagnosis it shows open) can read the
+    files behind it; call :meth:`close`, or use the value as a context manager, to remove it. It
+    is also removed when the value is garbage-collected.
+
+    Attributes:
+        path: the PATH as given.
+        root: the folder actually read (a private temp folder for a zip).
+        characters: one entry per character folder, sorted by name.
+        is_zip: the input was a zip export (read-only; replay must refuse it).
+        kind: ``root`` (a memory root) or ``character`` (PATH was one character folder).
+        memory_root: the folder holding the character folders (inside :attr:`root` for a zip).
+        findings: findings about the input as a whole (refused zip members); each is also
+            copied into every character's findings, because the JSON shape has no other place.
+        server: the launcher-lock probe, shared by all characters.
+    """
+
+    path: str
+    root: str
+    characters: list[CharacterDiagnosis] = field(default_factory=list)
+    is_zip: bool = False
+    kind: str = "root"
+    memory_root: str | None = None
+    findings: list[Finding] = field(default_factory=list)
+    server: ServerStatus | None = None
+    _temp: TempRoot | None = field(default=None, repr=False, compare=False)
+
+    def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "path": self.path,
+            "characters": [c.to_json(all_events, with_events=with_events) for c in self.characters],
+        }
+
+    def worst_severity(self) -> str:
+        return worst([f.severity for c in self.characters for f in c.findings] + [f.severity for f in self.findings])
+
+    def close(self) -> None:
+        """Remove the private temp folder of a zip export (no-op otherwise; idempotent)."""
+        if self._temp is not None:
+            self._temp.close()
+
+    def __enter__(self) -> Diagnosis:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

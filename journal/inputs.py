@@ -1,0 +1,327 @@
+"""What a PATH given to the inspector holds: zip exports, extracted safely, and the character
+folders of a memory root. The one home of both rules (memory-format §1.2, §6.1).
+
+Findings about refused input (zip members, links) are made here, so this module uses the
+diagnosis's :class:`~journal.diagnosis.values.Finding` value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from journal.diagnosis.values import Finding, UnreadableInputError
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.outbox import OUTBOX_NAME
+
+#: Files and folders whose presence makes a folder a character folder (memory-format §1.2).
+CHARACTER_MARKERS = frozenset(
+    {
+        "facts.json",
+        "facts_archive.json",
+        "reflections.json",
+        "reflection_archive",
+        "reflections_archive.json",
+        "surfaced.json",
+        "synth_backoff.json",
+        "persona.json",
+        "persona_archive",
+        "persona_corrections.json",
+        JOURNAL_NAME,
+        SENTINEL_NAME,
+        OUTBOX_NAME,
+        "cursors.json",
+        "recent.json",
+        "recent_meta.json",
+        "settings.json",
+        "time_indexed.db",
+        "subject_forget_tombstones.json",
+    }
+)
+
+#: The files a cloud-save export copies (memory-format §6.1, newest list).
+MANAGED_MEMORY_FILENAMES = frozenset(
+    {
+        "recent.json",
+        "theater_runs.json",
+        "settings.json",
+        "facts.json",
+        "facts_archive.json",
+        "subject_forget_tombstones.json",
+        "external_import_state.json",
+        "prompt_locale.json",
+        "scoped_prompt_locales.json",
+        "persona.json",
+        "persona_corrections.json",
+        "reflections.json",
+        "reflections_archive.json",
+        "surfaced.json",
+        "time_indexed.db",
+    }
+)
+
+
+def within(path: str, root_real: str) -> bool:
+    """Whether the resolved ``path`` is ``root_real`` or inside it."""
+    try:
+        return os.path.commonpath([path, root_real]) == root_real
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ZipLimits:
+    """What a zip export may expand to before it is refused as a zip bomb.
+
+    Attributes:
+        max_total_bytes: uncompressed bytes in all (declared sizes are checked first, then the
+            bytes actually written are counted, so a lying header does not help).
+        max_members: entries in the archive.
+    """
+
+    max_total_bytes: int = 2 << 30
+    max_members: int = 100_000
+
+
+class _ZipBombError(Exception):
+    pass
+
+
+def _member_problem(info: zipfile.ZipInfo) -> str | None:
+    """Why a zip member must not be extracted, or ``None``."""
+    name = info.filename
+    if "\x00" in name:
+        return "a NUL byte in its name"
+    mode = info.external_attr >> 16
+    if mode and stat.S_ISLNK(mode):
+        return "it is a symbolic link"
+    if mode and stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
+        return "it is not a regular file or folder"
+    norm = name.replace("\\", "/")
+    # A colon in the first part is a drive letter ("C:x", "C:/x") or a Windows stream: never a folder.
+    if norm.startswith("/") or re.match(r"[A-Za-z]:", norm) or ":" in norm.split("/")[0]:
+        return "an absolute path"
+    if ".." in norm.split("/"):
+        return "'..' would put it outside the extraction folder"
+    if info.flag_bits & 0x1:
+        return "it is encrypted"
+    return None
+
+
+def _member_parts(info: zipfile.ZipInfo) -> list[str]:
+    return [p for p in info.filename.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def extract_zip(
+    zip_path: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    limits: ZipLimits | None = None,
+    *,
+    strict: bool = False,
+    private: bool = True,
+) -> list[Finding]:
+    """Extract a zip export into ``dest`` safely: the one extractor of ``check`` and of replay.
+
+    Refused members: a NUL byte, a link, a special file (FIFO, device, socket), an absolute path
+    or drive letter, ``..``, encryption, a second member of the same name, a member whose folder
+    would resolve outside ``dest``, a member larger than its header declares. :class:`ZipLimits`
+    bounds the member count and the uncompressed bytes (declared sizes first, then the bytes
+    actually written).
+
+    Args:
+        zip_path: the archive.
+        dest: the folder to fill (created when missing).
+        limits: the zip-bomb bounds (default :class:`ZipLimits`).
+        strict: refuse the whole archive at the first refused member, instead of skipping the
+            member and reporting it. The members' names are all checked before anything is
+            written.
+        private: create folders ``0o700`` and files ``0o600`` (a private temp copy); otherwise
+            the umask's defaults.
+
+    Returns:
+        One ``input.refused`` finding per skipped member (always empty when ``strict``).
+
+    Raises:
+        UnreadableInputError: not a readable zip, over a limit, or (``strict``) a refused member.
+    """
+    limits = ZipLimits() if limits is None else limits
+    dest = Path(dest)
+    dir_mode, file_mode = (0o700, 0o600) if private else (0o777, 0o666)
+    try:
+        zf = zipfile.ZipFile(zip_path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise UnreadableInputError(f"{zip_path}: not a readable zip file: {exc}") from exc
+    refused: list[Finding] = []
+
+    def refuse(name: str, why: str) -> None:
+        if strict:
+            raise UnreadableInputError(f"{zip_path}: zip member {name!r} refused: {why}")
+        refused.append(Finding("input.refused", "error", f"zip member {name!r} refused: {why}", file=name))
+
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > limits.max_members:
+            raise UnreadableInputError(
+                f"{zip_path}: {len(infos):,} members, over the limit of {limits.max_members:,}: refused as a zip bomb"
+            )
+        declared = sum(i.file_size for i in infos)
+        if declared > limits.max_total_bytes:
+            raise UnreadableInputError(
+                f"{zip_path}: expands to {declared:,} bytes, over the limit of {limits.max_total_bytes:,}: "
+                "refused as a zip bomb"
+            )
+        if strict:  # every name is judged before the first byte is written
+            names: set[str] = set()
+            for info in infos:
+                problem = _member_problem(info)
+                if problem is not None:
+                    refuse(info.filename, problem)
+                key = "/".join(_member_parts(info))
+                if key and not info.is_dir():
+                    if key in names:
+                        refuse(info.filename, "a second member with the same name")
+                    names.add(key)
+        dest_real = os.path.realpath(dest)
+        seen: set[str] = set()
+        written = 0
+        for info in infos:
+            problem = _member_problem(info)
+            if problem is not None:
+                refuse(info.filename, problem)
+                continue
+            parts = _member_parts(info)
+            if not parts:
+                continue
+            key = "/".join(parts)
+            target = dest.joinpath(*parts)
+            if info.is_dir():
+                try:
+                    target.mkdir(parents=True, exist_ok=True, mode=dir_mode)
+                except OSError as exc:
+                    refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
+                continue
+            if key in seen:
+                refuse(info.filename, "a second member with the same name")
+                continue
+            seen.add(key)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True, mode=dir_mode)
+            except OSError as exc:
+                refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
+                continue
+            if not within(os.path.realpath(target.parent), dest_real):
+                refuse(info.filename, "it would land outside the extraction folder")
+                continue
+            try:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), file_mode)
+            except OSError as exc:
+                refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
+                continue
+            member_written = 0
+            try:
+                with zf.open(info) as src, os.fdopen(fd, "wb") as dst:
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        member_written += len(chunk)
+                        if written > limits.max_total_bytes:
+                            raise _ZipBombError
+                        if member_written > info.file_size:
+                            raise ValueError("it is larger than its header declares")
+                        dst.write(chunk)
+            except _ZipBombError:
+                raise UnreadableInputError(
+                    f"{zip_path}: expands beyond the limit of {limits.max_total_bytes:,} bytes: refused as a zip bomb"
+                ) from None
+            except Exception as exc:  # damaged member (CRC, truncated, unsupported method): skip it
+                with contextlib.suppress(OSError):
+                    target.unlink()
+                refuse(info.filename, f"cannot be extracted: {exc}")
+    return refused
+
+
+def is_character_folder(path: Path) -> bool:
+    try:
+        return bool(CHARACTER_MARKERS & set(os.listdir(path)))
+    except OSError:
+        return False
+
+
+_IGNORED_ROOT_NAMES = frozenset({"__MACOSX"})
+
+
+def descend(folder: Path) -> Path:
+    """In an extracted zip, go down through single wrapper folders (``export/memory/...``)."""
+    cur = folder
+    for _ in range(16):
+        if is_character_folder(cur):
+            break
+        try:
+            kids = [e for e in os.scandir(cur) if not e.name.startswith(".") and e.name not in _IGNORED_ROOT_NAMES]
+        except OSError:
+            break
+        dirs = [e for e in kids if e.is_dir(follow_symlinks=False)]
+        if len(dirs) == 1 and len(kids) == 1:
+            cur = Path(dirs[0].path)
+            continue
+        break
+    return cur
+
+
+@dataclass(frozen=True, slots=True)
+class CharacterEntry:
+    name: str
+    path: Path
+    refusal: Finding | None = None
+
+
+def characters_in(root: Path, root_real: str) -> list[CharacterEntry]:
+    """Character folders of a memory root: every sub-folder but dot-folders; files are ignored.
+
+    A cloud-save staging layout ``<name>/memory/<files>`` counts as character ``<name>``.
+    Symbolic links to folders are not followed: they are listed with an ``input.refused`` finding.
+    """
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError as exc:
+        raise UnreadableInputError(f"{root}: cannot be listed: {exc.strerror or exc}") from exc
+    out: list[CharacterEntry] = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in _IGNORED_ROOT_NAMES:
+            continue
+        path = Path(entry.path)
+        if entry.is_symlink():
+            if not path.is_dir():
+                continue
+            inside = within(os.path.realpath(path), root_real)
+            why = (
+                "a symbolic link to another folder of the memory root; not followed (that folder is checked under "
+                "its own name)"
+                if inside
+                else "a symbolic link pointing outside the memory root; not followed"
+            )
+            out.append(
+                CharacterEntry(
+                    entry.name,
+                    path,
+                    Finding("input.refused", "info" if inside else "warning", f"{entry.name} is {why}"),
+                )
+            )
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        nested = path / "memory"
+        if (
+            not is_character_folder(path)
+            and nested.is_dir()
+            and not nested.is_symlink()
+            and is_character_folder(nested)
+        ):
+            out.append(CharacterEntry(entry.name, nested))
+        else:
+            out.append(CharacterEntry(entry.name, path))
+    return out
