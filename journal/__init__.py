@@ -4,6 +4,7 @@ Public API: everything in ``__all__``. See the README for an example.
 """
 
 from journal.codec import dumps_view, loads_exact
+from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.errors import (
     BadShardNameError,
     InvalidCharacterError,
@@ -50,13 +51,10 @@ from journal.reader import (
     read_journal,
 )
 from journal.reconcile import (
-    DryRun,
-    FolderDiff,
     ReconcileHooks,
     Reconciler,
     ReplayReport,
     ReplayStop,
-    dry_run,
     startup_sequence,
 )
 from journal.shards import (

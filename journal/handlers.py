@@ -30,7 +30,7 @@ from journal.errors import (
     ViewDriftError,
 )
 from journal.events import ALL_EVENT_TYPES, EntryKeys
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, validate_shard_name
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, shard_entry_ids, validate_shard_name
 from journal.stores import Store
 from journal.views import PERSONA, REFLECTIONS
 
@@ -136,7 +136,7 @@ def _heal_shard(store: Store, archive: str, basename: str | None, snapshot: Any)
     if current is None:
         store.save_shard(archive, basename, [copy.deepcopy(snapshot)])
         return True
-    if any(isinstance(e, dict) and e.get("id") == sid for e in current):
+    if sid in shard_entry_ids(current):
         return False
     store.save_shard(archive, basename, [*current, copy.deepcopy(snapshot)])
     return True
@@ -387,6 +387,27 @@ def run_handler(handler: Handler, store: Store, payload: Any) -> bool:
     if not isinstance(payload, dict):
         raise PayloadError(f"payload is a {type(payload).__name__}, not an object")
     return bool(handler(store, payload))
+
+
+def try_apply(
+    registry: HandlerRegistry, store: Store, event_type: str, payload: Any
+) -> tuple[tuple[str, str] | None, bool]:
+    """Run the handler replay runs for one event: where replay stops, and why (the one home of
+    that rule, design record: Startup recovery).
+
+    Returns:
+        ``(None, changed)`` when the event applied; ``((reason, message), False)`` when replay
+        stops at it: ``no_handler``, or the handler raised (classified by :func:`block_reason`).
+    """
+    handler = registry.get(event_type)
+    if handler is None:
+        what = repr(event_type) if event_type else "(missing type)"
+        return ("no_handler", f"no replay handler is registered for {what}"), False
+    try:
+        changed = run_handler(handler, store, payload)
+    except Exception as exc:
+        return block_reason(exc), False
+    return None, changed
 
 
 def block_reason(exc: BaseException) -> tuple[str, str]:

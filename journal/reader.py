@@ -702,6 +702,30 @@ class JournalTail:
     def lines(self) -> int:
         return self._scanner.line
 
+    @property
+    def size(self) -> int:
+        """Bytes read so far, an unterminated last line included."""
+        return self._read_pos
+
+    def provisional(self) -> tuple[list[Event], list[Defect]]:
+        """The held-back unterminated last line, classified as if the file ended there: the event
+        it already is (a complete record whose newline has not arrived), or a ``torn_tail``.
+
+        Nothing is committed: the next :meth:`poll` classifies that line again, completed or not.
+        """
+        rest = self._scanner._rest
+        if not rest:
+            return [], []
+        seen = self._scanner.seen_ids
+        probe = JournalScanner(offset=self._scanner.offset, line=self._scanner.line, seen_ids=seen)
+        probe._rest = rest
+        events: list[Event] = []
+        defects: list[Defect] = []
+        probe.finish(events, defects)
+        for ev in events:
+            seen.discard(ev.event_id)  # an event is new to ``seen``: only the probe added it
+        return events, defects
+
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what was appended since the last poll (at most ``max_bytes`` when given)."""
         events: list[Event] = []

@@ -45,28 +45,18 @@ import functools
 import inspect
 import logging
 import os
-import shutil
-import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journal import fs
-from journal.codec import loads_exact as parse_json_bytes
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
-from journal.handlers import (
-    HandlerRegistry,
-    block_reason,
-    default_registry,
-    entry_ref,
-    run_handler,
-)
+from journal.events import JOURNAL_NAME, Event
+from journal.handlers import HandlerRegistry, default_registry, try_apply
 from journal.log import EventLog, check_character_name
-from journal.reader import JournalScanner
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
+from journal.reader import JournalTail
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.stores import FolderStore, Store
-from journal.views import PERSONA, REFLECTIONS
 
 if TYPE_CHECKING:
     import asyncio
@@ -89,7 +79,6 @@ STOP_REASONS = (
     "sentinel_write",
 )
 
-_READ_CHUNK = 8 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +177,7 @@ def _sweep_temp_files(char_dir: Path, durable: bool) -> list[str]:
 
 
 class _JournalFollower:
-    """The events of one journal: read once, then only the bytes appended since.
+    """The events of one journal, followed by a :class:`~journal.reader.JournalTail`.
 
     A journal that shrank or was replaced (compaction) is read again from the start. An
     unterminated last line is offered as an event when it parses (as :func:`read_journal` does),
@@ -198,14 +187,9 @@ class _JournalFollower:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._reset()
-
-    def _reset(self) -> None:
+        self._tail = JournalTail(path)
         self.events: list[Event] = []
         self._index: dict[str, int] = {}
-        self._scanner = JournalScanner()
-        self._pos = 0
-        self._identity: tuple[int, int] | None = None
         self._committed = 0
 
     def _add(self, events: list[Event]) -> None:
@@ -225,46 +209,18 @@ class _JournalFollower:
         for ev in self.events[self._committed :]:
             self._index.pop(ev.event_id, None)
         del self.events[self._committed :]
-        replaced = False
-        try:
-            fh = open(self.path, "rb")
-        except FileNotFoundError:
-            if self._identity is not None:
-                self._reset()
-                replaced = True
-            return replaced
-        with fh:
-            st = os.fstat(fh.fileno())
-            identity = (st.st_dev, st.st_ino)
-            if self._identity is not None and (identity != self._identity or st.st_size < self._pos):
-                self._reset()
-                replaced = True
-            self._identity = identity
-            fh.seek(self._pos)
-            fresh: list[Event] = []
-            while chunk := fh.read(_READ_CHUNK):
-                self._pos += len(chunk)
-                self._scanner.feed(chunk, fresh, [])
-            self._add(fresh)
-            self._committed = len(self.events)
-            if self._scanner.pending_bytes:
-                start = self._scanner.offset
-                fh.seek(start)
-                rest = fh.read(self._pos - start)
-                seen = self._scanner.seen_ids
-                probe = JournalScanner(offset=start, line=self._scanner.line, seen_ids=seen)
-                tentative: list[Event] = []
-                probe.feed(rest, tentative, [])
-                probe.finish(tentative, [])
-                for ev in tentative:
-                    seen.discard(ev.event_id)  # added by this probe only: it stays uncommitted
-                self._add(tentative)
-        return replaced
+        update = self._tail.poll()
+        if update.reset:
+            self.events, self._index = [], {}
+        self._add(update.events)
+        self._committed = len(self.events)
+        self._add(self._tail.provisional()[0])
+        return update.reset
 
     @property
     def size(self) -> int:
         """Bytes read so far (the journal's size at the last refresh)."""
-        return self._pos
+        return self._tail.size
 
     def index(self, event_id: str) -> int:
         return self._index.get(event_id, -1)
@@ -478,16 +434,9 @@ class Reconciler:
         return report
 
     def _apply(self, store: Store, ev: Event, index: int) -> tuple[ReplayStop | None, bool]:
-        handler = self.registry.get(ev.type)
-        if handler is None:
-            what = repr(ev.type) if ev.type else "(missing type)"
-            message = f"no replay handler is registered for {what}"
-            return ReplayStop(ev.event_id, index, ev.type, "no_handler", message), False
-        try:
-            changed = run_handler(handler, store, ev.payload)
-        except Exception as exc:
-            reason, message = block_reason(exc)
-            return ReplayStop(ev.event_id, index, ev.type, reason, message), False
+        stop, changed = try_apply(self.registry, store, ev.type, ev.payload)
+        if stop is not None:
+            return ReplayStop(ev.event_id, index, ev.type, *stop), False
         return None, changed
 
     def repair(self, character: str, event_ids: Iterable[str]) -> ReplayReport:
@@ -627,242 +576,3 @@ async def startup_sequence(
     if inspect.isawaitable(resumed):
         resumed = await resumed
     return reports, resumed
-
-
-# -- dry run ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class FieldChange:
-    field: str
-    before: Any
-    after: Any
-
-
-@dataclass(frozen=True, slots=True)
-class EntryChange:
-    """One view entry that a replay changes.
-
-    Attributes:
-        file: ``reflections.json`` or ``persona.json``.
-        entry: the entry key (``ref_x`` or ``<entity_key>/<entry_id>``).
-        kind: ``changed`` | ``removed`` | ``added``.
-        fields: field-level before/after for ``changed``.
-    """
-
-    file: str
-    entry: str
-    kind: str
-    fields: tuple[FieldChange, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ShardEntryAdded:
-    file: str  # e.g. "reflection_archive/2026-05-01_0a1b2c3d.json"
-    entry_id: str
-
-
-@dataclass(slots=True)
-class FolderDiff:
-    """What a replay changes in a character folder, file by file."""
-
-    entries: list[EntryChange] = field(default_factory=list)
-    shard_entries_added: list[ShardEntryAdded] = field(default_factory=list)
-    sentinel_before: str | None = None
-    sentinel_after: str | None = None
-    files_changed: list[str] = field(default_factory=list)
-
-    @property
-    def empty(self) -> bool:
-        return not (self.entries or self.shard_entries_added or self.files_changed)
-
-
-@dataclass(slots=True)
-class DryRun:
-    """A replay done on a scratch copy: the report, the diff, and the predicted files' contents.
-
-    Attributes:
-        predicted: relative path → bytes of each view/shard/sentinel file after the replay.
-    """
-
-    report: ReplayReport
-    diff: FolderDiff
-    predicted: dict[str, bytes] = field(default_factory=dict)
-
-
-_SKIP_COPY_PREFIXES = ("time_indexed", "outbox.ndjson")
-
-
-def _copy_for_replay(src: Path, dst: Path) -> None:
-    """Copy what replay reads or writes: the top-level files and the two archive folders.
-
-    The original is only read. A link that resolves inside the folder is copied as what it points
-    to; a link that resolves outside is recreated pointing at the same (absolute) target, so the
-    scratch store refuses it exactly as the real one would (and, like it, never follows it).
-    """
-    root = os.path.realpath(src)
-    dst.mkdir(parents=True)
-    for entry in os.scandir(src):
-        if entry.name.startswith(_SKIP_COPY_PREFIXES):
-            continue
-        _copy_entry(Path(entry.path), dst / entry.name, root, entry.name in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE))
-
-
-def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
-    if path.is_symlink():
-        real = os.path.realpath(path)
-        if not (real == root or real.startswith(root + os.sep)):
-            try:
-                os.symlink(real, target)
-            except OSError:  # no symlinks here (e.g. Windows without the privilege): leave it out
-                pass
-            return
-        path = Path(real)
-    if path.is_dir():
-        if is_archive:
-            target.mkdir()
-            for sub in os.scandir(path):
-                _copy_entry(Path(sub.path), target / sub.name, root, False)
-    elif path.is_file():
-        shutil.copyfile(path, target)
-
-
-def replay_files(char_dir: Path) -> dict[str, bytes]:
-    """The files a replay can write, relative path → bytes: the views, the sentinel, and the
-    well-named shards of both archive folders (links are left out)."""
-    out: dict[str, bytes] = {}
-    for name in (REFLECTIONS, PERSONA, SENTINEL_NAME):
-        p = char_dir / name
-        if p.is_file() and not p.is_symlink():
-            out[name] = p.read_bytes()
-    for archive in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
-        folder = char_dir / archive
-        if folder.is_dir() and not folder.is_symlink():
-            for sub in sorted(os.listdir(folder)):
-                p = folder / sub
-                if is_shard_name(sub) and p.is_file() and not p.is_symlink():
-                    out[f"{archive}/{sub}"] = p.read_bytes()
-    return out
-
-
-def _entries_by_key(name: str, data: bytes | None) -> dict[str, Any]:
-    if data is None:
-        return {}
-    try:
-        obj = parse_json_bytes(data)
-    except ValueError:
-        return {}
-    out: dict[str, Any] = {}
-    if name == REFLECTIONS and isinstance(obj, list):
-        for e in obj:
-            if isinstance(e, dict) and isinstance(e.get("id"), str):
-                out.setdefault(e["id"], e)
-    elif name == PERSONA and isinstance(obj, dict):
-        for key, section in obj.items():
-            facts = section.get("facts") if isinstance(section, dict) else None
-            for e in facts if isinstance(facts, list) else []:
-                if isinstance(e, dict) and isinstance(e.get("id"), str):
-                    out.setdefault(f"{key}/{e['id']}", e)
-    return out
-
-
-def sentinel_id(data: bytes | None) -> str | None:
-    """The ``last_applied_event_id`` in a sentinel file's bytes; ``None`` if missing or unreadable."""
-    if data is None:
-        return None
-    try:
-        obj = parse_json_bytes(data)
-    except ValueError:
-        return None
-    value = obj.get("last_applied_event_id") if isinstance(obj, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def diff_files(before: dict[str, bytes], after: dict[str, bytes]) -> FolderDiff:
-    """Compare two snapshots (relative path → bytes) of a character folder's replay files."""
-    diff = FolderDiff()
-    diff.files_changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    for name in (REFLECTIONS, PERSONA):
-        if before.get(name) == after.get(name):
-            continue
-        old, new = _entries_by_key(name, before.get(name)), _entries_by_key(name, after.get(name))
-        for key in sorted(set(old) | set(new)):
-            if key not in new:
-                diff.entries.append(EntryChange(name, key, "removed"))
-            elif key not in old:
-                diff.entries.append(EntryChange(name, key, "added"))
-            elif old[key] != new[key]:
-                fields = tuple(
-                    FieldChange(f, old[key].get(f), new[key].get(f))
-                    for f in sorted(set(old[key]) | set(new[key]))
-                    if old[key].get(f) != new[key].get(f)
-                )
-                diff.entries.append(EntryChange(name, key, "changed", fields))
-    for rel in diff.files_changed:
-        if "/" not in rel:
-            continue
-        try:
-            old_ids = {e.get("id") for e in (parse_json_bytes(before[rel]) if rel in before else [])}
-            new_entries = parse_json_bytes(after[rel]) if rel in after else []
-        except (ValueError, AttributeError):
-            continue
-        for e in new_entries if isinstance(new_entries, list) else []:
-            if isinstance(e, dict) and e.get("id") not in old_ids:
-                diff.shard_entries_added.append(ShardEntryAdded(rel, str(e.get("id"))))
-    diff.sentinel_before = sentinel_id(before.get(SENTINEL_NAME))
-    diff.sentinel_after = sentinel_id(after.get(SENTINEL_NAME))
-    return diff
-
-
-def dry_run(
-    char_dir: str | os.PathLike[str],
-    registry: HandlerRegistry | None = None,
-    *,
-    until: str | None = None,
-    repair: Iterable[str] | None = None,
-) -> DryRun:
-    """Replay a character folder into a scratch copy; return the report and a per-file diff.
-
-    The original folder is only read (regular files; links are not followed), never written.
-    With ``repair``, the given events' handlers are re-applied instead (orphan repair), without
-    moving the sentinel.
-    """
-    src = Path(char_dir)
-    with tempfile.TemporaryDirectory(prefix="memory-inspector-dry-") as tmp:
-        scratch_root = Path(tmp) / "root"
-        scratch = scratch_root / src.name
-        scratch_root.mkdir()
-        _copy_for_replay(src, scratch)
-        before = replay_files(scratch)
-        reconciler = Reconciler(
-            EventLog(scratch_root), registry, store_factory=lambda cd: FolderStore(cd, durable=False)
-        )
-        if repair is not None:
-            report = reconciler.repair(src.name, repair)
-        else:
-            report = reconciler.reconcile(src.name, until=until)
-        after = replay_files(scratch)
-    return DryRun(report, diff_files(before, after), after)
-
-
-def touched_entries(events: Iterable[Event]) -> dict[str, list[str]]:
-    """Entry key → ids of the events that touch it, in order (provenance)."""
-    out: dict[str, list[str]] = {}
-    for ev in events:
-        ref = entry_ref(ev.type, ev.payload)
-        if ref is not None:
-            out.setdefault(ref, []).append(ev.event_id)
-    return out
-
-
-def shard_has_entry(char_dir: Path, archive: str, basename: Any, entry_id: str) -> bool | None:
-    """Whether the named shard holds ``entry_id`` (``None``: missing shard, bad name or corrupt)."""
-    if not is_shard_name(basename):
-        return None
-    try:
-        entries = load_shard(char_dir / archive / basename)
-    except Exception:
-        return None
-    if entries is None:
-        return None
-    return any(isinstance(e, dict) and e.get("id") == entry_id for e in entries)

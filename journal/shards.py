@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,19 @@ def ensure_shard(archive_dir: str | os.PathLike[str], name: str) -> bool:
     return True
 
 
+def shard_entry_ids(entries: Iterable[Any]) -> set[Any]:
+    """The ids a shard's entries hold: whether a shard holds an entry is ``entry_id in`` this
+    (the one home of that rule; an entry that is not an object, or whose id cannot be a set
+    member, holds no id)."""
+    ids: set[Any] = set()
+    for e in entries:
+        if isinstance(e, dict):
+            eid = e.get("id")
+            if isinstance(eid, Hashable):
+                ids.add(eid)
+    return ids
+
+
 def append_entries(archive_dir: str | os.PathLike[str], name: object, entries: Iterable[dict[str, Any]]) -> bool:
     """Append each entry whose ``id`` is not yet in shard ``name``; idempotent.
 
@@ -124,7 +137,7 @@ def append_entries(archive_dir: str | os.PathLike[str], name: object, entries: I
     current = load_shard(path)
     existed = current is not None
     current = [] if current is None else current
-    ids = {e.get("id") for e in current if isinstance(e, dict)}
+    ids = shard_entry_ids(current)
     changed = False
     for entry in entries:
         if entry.get("id") in ids:
@@ -136,15 +149,3 @@ def append_entries(archive_dir: str | os.PathLike[str], name: object, entries: I
         fs.ensure_dir(archive_dir)
         fs.atomic_write_json(path, current)
     return changed or not existed
-
-
-def shard_contains(archive_dir: str | os.PathLike[str], name: object, entry_id: object) -> bool | None:
-    """Whether shard ``name`` holds an entry with ``entry_id``; ``None`` if the shard is missing.
-
-    Raises:
-        BadShardNameError, ShardCorruptError: as :func:`append_entries`.
-    """
-    entries = load_shard(shard_path(archive_dir, name))
-    if entries is None:
-        return None
-    return any(isinstance(e, dict) and e.get("id") == entry_id for e in entries)

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Protocol
 
 from inspector.core.jobs import CancelToken
-from inspector.core.location import Location, is_character_folder
+from inspector.core.location import Location
 from inspector.core.timeline import CharacterTimeline, provisional_timeline
 from journal.diagnosis import Diagnosis, EventInfo
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import entry_ref
+from journal.inputs import is_character_folder
 from journal.reader import Defect, JournalScanner
 
 #: How much of the journal the preview reads.

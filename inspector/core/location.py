@@ -10,26 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import resources
-from journal.events import JOURNAL_NAME, SENTINEL_NAME
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
-from journal.views import FACTS, PERSONA, REFLECTIONS
 
 
 class LocationError(Exception):
     """The location cannot be opened; the message says why, in one line, for a dialog."""
-
-
-#: Names that make a folder a character folder rather than a memory root.
-_CHARACTER_MARKERS = (
-    JOURNAL_NAME,
-    SENTINEL_NAME,
-    REFLECTIONS,
-    PERSONA,
-    FACTS,
-    REFLECTION_ARCHIVE,
-    PERSONA_ARCHIVE,
-    "outbox.ndjson",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +72,6 @@ def resolve_location(path: str | os.PathLike[str]) -> Location:
         what = "an empty file" if st.st_size == 0 else "a file that is not a zip archive"
         raise LocationError(f"{p} is {what}: open a memory folder, a character folder or a .zip export.")
     raise LocationError(f"{p} is neither a folder nor a .zip export.")
-
-
-def is_character_folder(folder: str | os.PathLike[str]) -> bool:
-    """Whether ``folder`` looks like one character's folder (it holds a journal, view or archive)."""
-    return any(os.path.exists(os.path.join(folder, name)) for name in _CHARACTER_MARKERS)
 
 
 def sample_source() -> Path:

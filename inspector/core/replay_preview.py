@@ -2,7 +2,7 @@
 
 Replay is in file order: an event cannot be applied without the pending events before it, so
 the preview is the dry run of the tail up to and including the event (``until``), and says so.
-The original folder is only read (``journal.reconcile.dry_run`` works on a copy).
+The original folder is only read (``journal.dryrun.dry_run`` works on a copy).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 
 from inspector.core.timeline import REASON_TEXT
 from journal.diagnosis import EventInfo
-from journal.reconcile import FolderDiff, ReplayReport, dry_run
+from journal.dryrun import FolderDiff, dry_run
+from journal.reconcile import ReplayReport
 
 
 @dataclass(slots=True)

@@ -19,8 +19,9 @@ from typing import Any
 
 from inspector.core.reasons import REASONS
 from inspector.core.rediagnose import DiagnosisDelta
-from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, SentinelInfo
+from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList
 from journal.reader import Defect
+from journal.sentinel import locate_sentinel
 from journal.views import SentinelRead
 
 Row = EventInfo | Defect
@@ -57,11 +58,6 @@ DEFECT_TEXT = {
     "unknown_type": "undeclared type",
     "invalid_utf8": "invalid UTF-8",
 }
-
-
-def shown_defects(defects: Iterable[Defect]) -> list[Defect]:
-    """The defects that get a row of their own."""
-    return [d for d in defects if d.kind not in DEFECTS_CARRIED_BY_EVENT]
 
 
 # -- payload summaries -------------------------------------------------------------------------
@@ -404,10 +400,9 @@ class CharacterTimeline:
         Returns:
             The refs (event indices) whose state changed.
         """
-        index = self.find_event(read.event_id) if read.event_id is not None else None
-        state = read.state if read.event_id is None or index is not None else "unknown_id"
         old = self.sentinel.index if self.sentinel.state == "ok" else None
-        self.sentinel = SentinelInfo(state, read.event_id, index)
+        self.sentinel = locate_sentinel(read, self.find_event)
+        index = self.sentinel.index
         cut = -1 if index is None else index
         if old is None or index is None:
             lo, hi = 0, len(self.events) - 1

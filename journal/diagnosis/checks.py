@@ -26,10 +26,10 @@ from journal.handlers import (
     REFLECTION_EVIDENCE_KEYS,
     HandlerRegistry,
     archive_target,
-    block_reason,
     persona_evidence_updated,
     reflection_evidence_updated,
     run_handler,
+    try_apply,
 )
 from journal.inputs import MANAGED_MEMORY_FILENAMES
 from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, OUTBOX_NAME, OutboxOp, OutboxRead, parse_outbox
@@ -362,16 +362,8 @@ def check_tail(c: Character) -> None:
 
 def _stop_reason(registry: HandlerRegistry, store: ProjectionStore, etype: str, payload: Any) -> tuple[str, str] | None:
     """Why replay would stop at this event (``None``: it applies)."""
-    handler = registry.get(etype)
-    if handler is None:
-        what = repr(etype) if etype else "(missing type)"
-        return "no_handler", f"no replay handler is registered for {what}"
     store.focus(payload)
-    try:
-        run_handler(handler, store, payload)
-    except Exception as exc:
-        return block_reason(exc)
-    return None
+    return try_apply(registry, store, etype, payload)[0]
 
 
 def check_pending(c: Character) -> None:

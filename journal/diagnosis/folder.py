@@ -23,7 +23,14 @@ from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
 from journal.fs import is_leftover_temp
 from journal.inputs import within
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard, validate_shard_name
+from journal.shards import (
+    PERSONA_ARCHIVE,
+    REFLECTION_ARCHIVE,
+    is_shard_name,
+    load_shard,
+    shard_entry_ids,
+    validate_shard_name,
+)
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, copy_json, load_view, read_sentinel
 
 
@@ -224,9 +231,7 @@ class Folder:
         key = (archive, name)
         ids = self._shard_ids.get(key)
         if ids is None:
-            ids = self._shard_ids[key] = frozenset(
-                e.get("id") for e in result if isinstance(e, dict) and _hashable(e.get("id"))
-            )
+            ids = self._shard_ids[key] = frozenset(shard_entry_ids(result))
         return entry_id in ids
 
 

@@ -20,9 +20,9 @@ PACKAGE = Path(journal.__file__).parent
 
 #: ``module:function`` → why its direct filesystem effects are allowed.
 ALLOWED = {
-    "reconcile:_copy_for_replay": "builds the dry run's scratch copy in a private temp folder",
-    "reconcile:_copy_entry": "builds the dry run's scratch copy in a private temp folder",
-    "reconcile:dry_run": "creates the scratch root inside its TemporaryDirectory",
+    "dryrun:_copy_for_replay": "builds the dry run's scratch copy in a private temp folder",
+    "dryrun:_copy_entry": "builds the dry run's scratch copy in a private temp folder",
+    "dryrun:dry_run": "creates the scratch root inside its TemporaryDirectory",
     "stores:FolderStore.save_shard": "durable=False only: the scratch copy's archive folder",
     "inputs:extract_zip": "extracts a .zip export into a fresh folder (check: private temp; replay: the chosen one)",
     "runtime:probe_lock_file": "opens the launcher lock read-only to probe it (outside the data root)",

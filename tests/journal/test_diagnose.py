@@ -31,9 +31,9 @@ from journal.diagnosis import (
     diagnose_path,
     server_status,
 )
+from journal.dryrun import dry_run
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import FIXTURE_NOW, Built
-from journal.reconcile import dry_run
 from journal.views import write_sentinel
 
 

@@ -21,10 +21,10 @@ from journal import fixtures as folders
 from journal import fs
 from journal.diagnosis import diagnose_character
 from journal.diagnosis.scan import scan_journal
+from journal.dryrun import dry_run
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event, make_event
 from journal.handlers import archive_target, default_registry, entry_ref, run_handler
 from journal.reader import read_journal
-from journal.reconcile import dry_run
 from journal.stores import MemoryStore
 from journal.views import write_sentinel
 

@@ -13,18 +13,10 @@ from typing import Any
 import pytest
 
 from journal import EventLog, fs
+from journal.dryrun import EntryChange, FieldChange, ShardEntryAdded, diff_files, dry_run
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.reader import read_journal
-from journal.reconcile import (
-    EntryChange,
-    FieldChange,
-    Reconciler,
-    ShardEntryAdded,
-    diff_files,
-    dry_run,
-    shard_has_entry,
-    touched_entries,
-)
+from journal.reconcile import Reconciler
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import PERSONA, REFLECTIONS
 from tests.journal._replay_kit import (
@@ -262,15 +254,3 @@ def test_diff_files_tolerates_corrupt_content() -> None:
     assert diff.files_changed == sorted([REFLECTIONS, f"{REFLECTION_ARCHIVE}/{SHARD}"])
 
 
-def test_touched_entries_and_shard_lookup(tmp_path: Path) -> None:
-    log, cd = pending_folder(tmp_path)
-    events = read_journal(cd / JOURNAL_NAME).events
-    touched = touched_entries(events)
-    assert touched["ref_a"] == [events[0].event_id, events[1].event_id]
-    assert touched["master/prom_a"] == [events[3].event_id, events[5].event_id]
-    shard = events[4].payload["archive_shard_path"]
-    assert shard_has_entry(cd, PERSONA_ARCHIVE, shard, "prom_b") is False
-    Reconciler(log).reconcile(CHAR)
-    assert shard_has_entry(cd, PERSONA_ARCHIVE, shard, "prom_b") is True
-    assert shard_has_entry(cd, PERSONA_ARCHIVE, "../x.json", "prom_b") is None
-    assert shard_has_entry(cd, REFLECTION_ARCHIVE, SHARD, "prom_b") is None

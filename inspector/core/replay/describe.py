@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from journal.reconcile import FolderDiff
+from journal.dryrun import FolderDiff
 
 if TYPE_CHECKING:
     from inspector.core.replay.execute import ReplayOutcome

@@ -20,11 +20,13 @@ from inspector.core.replay.plan import BlockExplanation, Plan, explain_block, fi
 from inspector.core.replay.preflight import Preflight, check_launcher_lock
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from journal import fs
+from journal.dryrun import replay_files, sentinel_id
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
 from journal.reader import read_journal
-from journal.reconcile import Reconciler, ReplayReport, replay_files, sentinel_id
+from journal.reconcile import Reconciler, ReplayReport
+from journal.sentinel import locate_sentinel
 from journal.views import read_sentinel
 
 
@@ -106,14 +108,10 @@ def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
     cd = Path(char_dir)
     events = read_journal(cd / JOURNAL_NAME).events
     sentinel = read_sentinel(cd)
-    state, index = sentinel.state, None
-    if sentinel.event_id is not None:
-        index = next((i for i, ev in enumerate(events) if ev.event_id == sentinel.event_id), None)
-        if index is None:
-            state = "unknown_id"
-    pending = len(events) - (index + 1 if index is not None else 0)
+    at = locate_sentinel(sentinel, {ev.event_id: i for i, ev in enumerate(events)}.get)
+    pending = len(events) - at.replay_start
     orphans = find_orphaned_archive_events(cd, events)
-    return FolderState(state, sentinel.event_id, index, len(events), pending, len(orphans), _diagnose(cd))
+    return FolderState(at.state, sentinel.event_id, at.index, len(events), pending, len(orphans), _diagnose(cd))
 
 
 #: Outcome statuses: what happened to a run.

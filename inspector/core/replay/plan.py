@@ -5,6 +5,7 @@ per-file diff and the fingerprints the plan saw. The real folder is only read.""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,13 @@ from inspector.core.replay.fingerprints import fingerprint_folder
 from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
+from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, archive_target, entry_ref
 from journal.reader import read_journal
-from journal.reconcile import DryRun, FolderDiff, ReplayReport, ReplayStop, dry_run
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard
+from journal.reconcile import ReplayReport, ReplayStop
+from journal.sentinel import locate_sentinel
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard, shard_entry_ids
 from journal.views import REFLECTIONS, VIEW_TYPES, load_view, read_sentinel
 
 # -- events, orphans, blocks ------------------------------------------------------------------------
@@ -170,10 +173,7 @@ def find_orphaned_archive_events(char_dir: str | os.PathLike[str], events: list[
     cd = Path(char_dir)
     if events is None:
         events = read_journal(cd / JOURNAL_NAME).events
-    sentinel = read_sentinel(cd)
-    if sentinel.event_id is None:
-        return []
-    last = next((i for i, ev in enumerate(events) if ev.event_id == sentinel.event_id), None)
+    last = locate_sentinel(read_sentinel(cd), _index_in(events)).index
     if last is None:
         return []
     out: list[Orphan] = []
@@ -204,7 +204,7 @@ def find_orphaned_archive_events(char_dir: str | os.PathLike[str], events: list[
         except Exception as exc:
             out.append(unrepairable("corrupt_shard", str(exc)))
             continue
-        if entries is not None and any(isinstance(e, dict) and e.get("id") == target.entry_id for e in entries):
+        if entries is not None and target.entry_id in shard_entry_ids(entries):
             continue
         out.append(Orphan(pe, target.archive, shard, target.entry_id))
     return out
@@ -333,7 +333,7 @@ class Plan:
 
 
 def diff_to_json(diff: FolderDiff) -> dict[str, Any]:
-    """A :class:`journal.reconcile.FolderDiff` as plain JSON."""
+    """A :class:`journal.dryrun.FolderDiff` as plain JSON."""
     return {
         "entries": [
             {
@@ -387,16 +387,10 @@ def _plan_once(
     if jr.error:
         raise BadInputError(jr.error)
     events = jr.events
-    index_of: dict[str, int] = {}
-    for i, ev in enumerate(events):
-        index_of.setdefault(ev.event_id, i)
-    sentinel = read_sentinel(cd)
-    state, sid, sindex = sentinel.state, sentinel.event_id, None
-    if sid is not None:
-        sindex = index_of.get(sid)
-        if sindex is None:
-            state = "unknown_id"
-    pending = len(events) - (sindex + 1 if sindex is not None else 0)
+    index_of: dict[str, int] = {ev.event_id: i for i, ev in enumerate(events)}  # ids are unique
+    at_sentinel = locate_sentinel(read_sentinel(cd), index_of.get)
+    state, sid, sindex = at_sentinel.state, at_sentinel.event_id, at_sentinel.index
+    pending = len(events) - at_sentinel.replay_start
     orphans = find_orphaned_archive_events(cd, events)
     unrepairable: list[Orphan] = []
     if scope.kind == "until":
@@ -458,11 +452,10 @@ def pending_events(char_dir: str | os.PathLike[str]) -> list[PlannedEvent]:
     """The events after the sentinel (for choosing an ``until`` event), in order."""
     cd = Path(char_dir)
     events = read_journal(cd / JOURNAL_NAME).events
-    sid = read_sentinel(cd).event_id
-    start = 0
-    if sid is not None:
-        for i, ev in enumerate(events):
-            if ev.event_id == sid:
-                start = i + 1
-                break
+    start = locate_sentinel(read_sentinel(cd), _index_in(events)).replay_start
     return [PlannedEvent.of(i, ev) for i, ev in enumerate(events) if i >= start]
+
+
+def _index_in(events: list[Event]) -> Callable[[str], int | None]:
+    """``index_of`` over a journal's events (their ids are unique: the reader keeps the first)."""
+    return {ev.event_id: i for i, ev in enumerate(events)}.get
