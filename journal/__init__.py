@@ -4,6 +4,7 @@ Public API: everything in ``__all__``. See the README for an example.
 """
 
 from journal.codec import dumps_view, loads_exact
+from journal.compaction import COMPACT_DAYS_THRESHOLD, COMPACT_LINES_THRESHOLD
 from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.errors import (
     BadShardNameError,
@@ -31,8 +32,6 @@ from journal.events import (
 )
 from journal.handlers import HandlerRegistry, block_reason, default_registry, entry_ref
 from journal.log import (
-    COMPACT_DAYS_THRESHOLD,
-    COMPACT_LINES_THRESHOLD,
     CompactionStatus,
     EventLog,
     check_character_name,

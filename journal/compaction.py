@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
+
+from journal.codec import loads_exact
 
 #: Compaction is due at this many physical lines (blank and damaged ones included) ...
 COMPACT_LINES_THRESHOLD = 10_000
@@ -13,6 +16,16 @@ COMPACT_DAYS_THRESHOLD = 90
 def _now() -> datetime:
     """The clock the age is measured against when no ``now`` is given (tests replace it)."""
     return datetime.now()
+
+
+def first_line_ts(first_line: bytes) -> Any:
+    """The ``ts`` of the journal's first line as the age check reads it (a BOM and surrounding
+    whitespace allowed); ``None`` when that line is not a record."""
+    try:
+        obj = loads_exact(first_line.strip().removeprefix(b"\xef\xbb\xbf"))
+    except ValueError:
+        return None
+    return obj.get("ts") if isinstance(obj, dict) else None
 
 
 def age_days(first_ts: object, now: datetime | None = None) -> float | None:

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
-from journal.codec import dumps_view, loads_exact, renders_as
+from journal.codec import dumps_view, renders_as
+from journal.compaction import (
+    age_days,
+    compaction_reason,
+    first_line_ts,
+)
 from journal.errors import InvalidCharacterError, UnappliedTailError, UnknownEventTypeError
 from journal.events import (
     JOURNAL_NAME,
@@ -34,9 +39,6 @@ from journal.views import (
     read_sentinel,
     write_sentinel,
 )
-
-COMPACT_LINES_THRESHOLD = 10_000
-COMPACT_DAYS_THRESHOLD = 90
 
 Mutator = Callable[[Any], Any]
 
@@ -93,20 +95,10 @@ def compaction_status(journal_path: str | os.PathLike[str], now: datetime | None
         return CompactionStatus(False, 0, None, None, None)
     if last_byte != b"\n":
         lines += 1
-    oldest: str | None = None
-    age: float | None = None
-    try:
-        obj = loads_exact((first or b"").lstrip(b"\xef\xbb\xbf"))
-        if isinstance(obj, dict) and isinstance(obj.get("ts"), str):
-            oldest = obj["ts"]
-            age = ((now or datetime.now()) - datetime.fromisoformat(oldest)).total_seconds() / 86400
-    except (ValueError, TypeError):
-        age = None
-    reason = None
-    if lines >= COMPACT_LINES_THRESHOLD:
-        reason = f"{lines} lines (threshold {COMPACT_LINES_THRESHOLD})"
-    elif age is not None and age >= COMPACT_DAYS_THRESHOLD:
-        reason = f"oldest event is {age:.0f} days old (threshold {COMPACT_DAYS_THRESHOLD})"
+    ts = first_line_ts(first or b"")
+    oldest = ts if isinstance(ts, str) else None
+    age = age_days(oldest, now)
+    reason = compaction_reason(lines, oldest, now)
     return CompactionStatus(reason is not None, lines, oldest, age, reason)
 
 

@@ -12,8 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from journal.codec import loads_exact
-from journal.compaction import compaction_reason
+from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
 from journal.diagnosis.folder import Folder, ProjectionStore, probe_path
@@ -473,14 +472,12 @@ def check_compaction(c: Character) -> None:
 
 
 def _first_ts(c: Character) -> Any:
-    """The ``ts`` of the journal's first line as the compaction age reads it (``None``: unreadable)."""
+    """The ``ts`` of the journal's first line (``None``: unreadable)."""
     try:
         with open(c.journal_path, "rb") as fh:
-            first = fh.readline(1 << 20)
-        obj = loads_exact(first.strip().removeprefix(b"\xef\xbb\xbf"))
-    except (OSError, ValueError):
+            return first_line_ts(fh.readline(1 << 20))
+    except OSError:
         return None
-    return obj.get("ts") if isinstance(obj, dict) else None
 
 
 def check_absent(c: Character) -> None:

@@ -62,7 +62,7 @@ def test_due_at_10000_lines_not_at_9999(tmp_path):
     path.write_bytes(recent * 10_000)
     status = compaction_status(path, NOW)
     assert (status.due, status.lines) == (True, 10_000)
-    assert status.reason is not None and "10000 lines" in status.reason
+    assert status.reason is not None and "10,000 lines" in status.reason
 
 
 def test_blank_corrupt_and_unterminated_lines_all_count(tmp_path):
