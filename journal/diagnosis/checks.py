@@ -16,13 +16,14 @@ from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
 from journal.diagnosis.folder import Folder, ProjectionStore, probe_path
-from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
+from journal.diagnosis.values import ArchiveOrphan, CharacterDiagnosis, ServerStatus
 from journal.errors import ViewDriftError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fs import is_leftover_temp
 from journal.handlers import (
     PERSONA_EVIDENCE_KEYS,
     REFLECTION_EVIDENCE_KEYS,
+    ArchiveTarget,
     HandlerRegistry,
     archive_target,
     persona_evidence_updated,
@@ -169,11 +170,21 @@ def check_archives(c: Character) -> None:
             for other in names_by_entry[(target.archive, target.entry_id)]
             if other != target.shard
         ]
-        if in_named is not False or any(r is not False for r in elsewhere):
-            continue  # found in a shard, or a corrupt shard may hold it (shard.corrupt says so)
         eid = events.event_id(index)
-        shard_rel = f"{target.archive}/{target.shard}" if isinstance(target.shard, str) else target.archive
         in_view = folder.has_entry(target.view, target.entity_key, target.entry_id)
+        if in_named is not False or any(r is not False for r in elsewhere):
+            if in_named is None and not in_view and not any(elsewhere):  # only a corrupt shard may hold it
+                _orphan(c, index, target, "corrupt_shard", f"shard {target.archive}/{target.shard} is corrupt")
+            continue  # found in a shard, or a corrupt shard may hold it (shard.corrupt says so)
+        if in_view is True:
+            pass
+        elif in_view is None:
+            _orphan(c, index, target, "corrupt_view", f"{target.view} cannot be read")
+        elif not (isinstance(target.shard, str) and is_shard_name(target.shard)):
+            _orphan(c, index, target, "bad_shard_name", f"invalid shard basename {target.shard!r}")
+        else:
+            _orphan(c, index, target, None, "")
+        shard_rel = f"{target.archive}/{target.shard}" if isinstance(target.shard, str) else target.archive
         what = target.entry_id if target.entity_key is None else f"{target.entity_key}/{target.entry_id}"
         lost = in_view is False
         findings.add(
@@ -191,6 +202,14 @@ def check_archives(c: Character) -> None:
             )
             events.set_state(index, "orphaned", "archive_entry_lost", message)
             findings.add("event.orphaned", "error", f"event #{index}: {message}", event_id=eid, file=shard_rel)
+
+
+def _orphan(c: Character, index: int, target: ArchiveTarget, problem: str | None, message: str) -> None:
+    c.diag.archive_orphans.append(
+        ArchiveOrphan(
+            index, c.events.event_id(index), target.archive, str(target.shard), target.entry_id, problem, message
+        )
+    )
 
 
 _ABSENT = object()

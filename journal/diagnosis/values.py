@@ -110,6 +110,32 @@ class JournalStats:
 ServerStatus = LauncherLock
 
 
+@dataclass(frozen=True, slots=True)
+class ArchiveOrphan:
+    """An archive event at or before the sentinel whose entry is in neither its view nor any
+    shard its archive events name (the design record's cross-file archive recovery window).
+
+    Attributes:
+        index: the event's index.
+        event_id: the event's id.
+        archive: ``reflection_archive`` or ``persona_archive``.
+        shard: the basename the event names (not necessarily valid).
+        entry_id: the archived entry.
+        problem: ``None`` when the entry is lost and a repair can put it back into the shard
+            (the event is ``orphaned``, ``archive_entry_lost``); else why that cannot be known or
+            done: ``corrupt_view`` (the view cannot be read), ``bad_shard_name``, ``corrupt_shard``.
+        message: the problem in words (empty for a lost entry).
+    """
+
+    index: int
+    event_id: str
+    archive: str
+    shard: str
+    entry_id: str
+    problem: str | None = None
+    message: str = ""
+
+
 @dataclass(slots=True)
 class CharacterDiagnosis:
     """Everything ``check`` reports about one character folder.
@@ -127,6 +153,7 @@ class CharacterDiagnosis:
         outbox: pending and dead-letter outbox operations.
         views_only: no journal and no shards: a cloud-save export.
         compaction_due: the journal is due for compaction.
+        archive_orphans: archive events whose entry is lost, or cannot be found for sure.
     """
 
     name: str
@@ -141,6 +168,7 @@ class CharacterDiagnosis:
     outbox: list[OutboxOp] = field(default_factory=list)
     views_only: bool = False
     compaction_due: bool = False
+    archive_orphans: list[ArchiveOrphan] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         if isinstance(self.events, EventList):

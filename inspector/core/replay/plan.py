@@ -16,14 +16,15 @@ from inspector.core.replay.fingerprints import fingerprint_folder
 from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
+from journal.diagnosis import diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.events import JOURNAL_NAME, Event
-from journal.handlers import HandlerRegistry, archive_target, entry_ref
+from journal.handlers import HandlerRegistry, entry_ref
 from journal.reader import read_journal
 from journal.reconcile import ReplayReport, ReplayStop
 from journal.sentinel import locate_sentinel
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, load_shard, shard_entry_ids
-from journal.views import REFLECTIONS, VIEW_TYPES, load_view, read_sentinel
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
+from journal.views import read_sentinel
 
 # -- events, orphans, blocks ------------------------------------------------------------------------
 
@@ -125,19 +126,6 @@ def explain_block(stop: ReplayStop) -> BlockExplanation:
     )
 
 
-def _view_holds(char_dir: Path, view: str, entry_id: str, entity_key: str | None) -> bool:
-    """Whether ``view`` holds the entry (raises ViewCorruptError)."""
-    obj = load_view(char_dir / view, VIEW_TYPES[view])
-    if view == REFLECTIONS:
-        return any(isinstance(e, dict) and e.get("id") == entry_id for e in obj)
-    sections = [obj.get(entity_key)] if entity_key is not None else list(obj.values())
-    for section in sections:
-        facts = section.get("facts") if isinstance(section, dict) else None
-        if isinstance(facts, list) and any(isinstance(e, dict) and e.get("id") == entry_id for e in facts):
-            return True
-    return False
-
-
 @dataclass(frozen=True, slots=True)
 class Orphan:
     """An archive event behind the sentinel whose entry is in neither the view nor its shard.
@@ -164,7 +152,8 @@ class Orphan:
 
 
 def find_orphaned_archive_events(char_dir: str | os.PathLike[str], events: list[Event] | None = None) -> list[Orphan]:
-    """Archive events at or before the sentinel whose entry is lost (diagnosis: ``archive_entry_lost``).
+    """Archive events at or before the sentinel whose entry is lost, as the diagnosis finds them
+    (:attr:`journal.diagnosis.CharacterDiagnosis.archive_orphans`).
 
     Only when the sentinel names an event of the journal: otherwise every event is pending and
     replay, not repair, is the way to recover them. Events whose shard name is invalid, whose
@@ -173,40 +162,16 @@ def find_orphaned_archive_events(char_dir: str | os.PathLike[str], events: list[
     cd = Path(char_dir)
     if events is None:
         events = read_journal(cd / JOURNAL_NAME).events
-    last = locate_sentinel(read_sentinel(cd), _index_in(events)).index
-    if last is None:
-        return []
     out: list[Orphan] = []
-    for i, ev in enumerate(events[: last + 1]):
-        target = archive_target(ev.type, ev.payload)
-        if target is None:
-            continue
-        pe = PlannedEvent.of(i, ev)
-        shard = str(target.shard)
-
-        def unrepairable(
-            reason: str, message: str, pe: PlannedEvent = pe, target: Any = target, shard: str = shard
-        ) -> Orphan:
-            stop = ReplayStop(pe.event_id, pe.index, pe.type, reason, message)
-            return Orphan(pe, target.archive, shard, target.entry_id, reason, explain_block(stop))
-
-        try:
-            if _view_holds(cd, target.view, target.entry_id, target.entity_key):
-                continue
-        except Exception as exc:
-            out.append(unrepairable("corrupt_view", str(exc)))
-            continue
-        if not is_shard_name(target.shard):
-            out.append(unrepairable("bad_shard_name", f"invalid shard basename {target.shard!r}"))
-            continue
-        try:
-            entries = load_shard(cd / target.archive / shard)
-        except Exception as exc:
-            out.append(unrepairable("corrupt_shard", str(exc)))
-            continue
-        if entries is not None and target.entry_id in shard_entry_ids(entries):
-            continue
-        out.append(Orphan(pe, target.archive, shard, target.entry_id))
+    for found in diagnose_character(cd).archive_orphans:
+        if found.index >= len(events) or events[found.index].event_id != found.event_id:
+            continue  # the journal changed since it was read
+        pe = PlannedEvent.of(found.index, events[found.index])
+        block = None
+        if found.problem is not None:
+            stop = ReplayStop(pe.event_id, pe.index, pe.type, found.problem, found.message)
+            block = explain_block(stop)
+        out.append(Orphan(pe, found.archive, found.shard, found.entry_id, found.problem, block))
     return out
 
 
