@@ -5,33 +5,37 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, cast, get_args
 
 import msgspec
 
 from journal.codec import loads_exact
 from journal.errors import UnknownEventTypeError
 
-#: The 15 names the memory server declares (memory-format §3.3).
-ALL_EVENT_TYPES: frozenset[str] = frozenset(
-    {
-        "fact.added",
-        "fact.absorbed",
-        "fact.archived",
-        "reflection.synthesized",
-        "reflection.state_changed",
-        "reflection.surfaced",
-        "reflection.rebutted",
-        "persona.fact_added",
-        "persona.fact_mentioned",
-        "persona.suppressed",
-        "correction.queued",
-        "correction.resolved",
-        "reflection.evidence_updated",
-        "persona.evidence_updated",
-        "persona.entry_updated",
-    }
-)
+#: The 15 names the memory server declares (memory-format §3.3), as a type: msgspec refuses any
+#: other value (that line then takes the exact per-line path of the reader, which reports
+#: ``unknown_type``), and hands out one shared string object per name, so a million events cost
+#: no million copies of their type.
+DeclaredType = Literal[
+    "fact.added",
+    "fact.absorbed",
+    "fact.archived",
+    "reflection.synthesized",
+    "reflection.state_changed",
+    "reflection.surfaced",
+    "reflection.rebutted",
+    "persona.fact_added",
+    "persona.fact_mentioned",
+    "persona.suppressed",
+    "correction.queued",
+    "correction.resolved",
+    "reflection.evidence_updated",
+    "persona.evidence_updated",
+    "persona.entry_updated",
+]
+
+#: The 15 declared names.
+ALL_EVENT_TYPES: frozenset[str] = frozenset(get_args(DeclaredType))
 
 #: The five names with production replay handlers.
 REPLAYABLE_EVENT_TYPES: frozenset[str] = frozenset(
@@ -62,26 +66,6 @@ def check_event_type(event_type: object) -> str:
     return event_type
 
 
-#: The declared names as a type: msgspec refuses any other value (that line then takes the exact
-#: per-line path of the reader, which reports ``unknown_type``), and hands out one shared string
-#: object per name, so a million events cost no million copies of their type.
-DeclaredType = Literal[
-    "fact.added",
-    "fact.absorbed",
-    "fact.archived",
-    "reflection.synthesized",
-    "reflection.state_changed",
-    "reflection.surfaced",
-    "reflection.rebutted",
-    "persona.fact_added",
-    "persona.fact_mentioned",
-    "persona.suppressed",
-    "correction.queued",
-    "correction.resolved",
-    "reflection.evidence_updated",
-    "persona.evidence_updated",
-    "persona.entry_updated",
-]
 
 _NULL = msgspec.Raw(b"null")
 
