@@ -86,11 +86,15 @@ _SKIP_COPY_PREFIXES = ("time_indexed", "outbox.ndjson")
 
 
 def _copy_for_replay(src: Path, dst: Path) -> None:
-    """Copy what replay reads or writes: the top-level files and the two archive folders.
+    """Copy what replay reads or writes: the top-level files and the two archive folders, so that
+    the scratch replay meets what the real one meets.
 
     The original is only read. A link that resolves inside the folder is copied as what it points
     to; a link that resolves outside is recreated pointing at the same (absolute) target, so the
-    scratch store refuses it exactly as the real one would (and, like it, never follows it).
+    scratch store refuses it exactly as the real one would (and, like it, never follows it). A
+    folder where replay expects a file (``reflections.json/``, a shard) is copied as an empty
+    folder, and a file or folder this process cannot read as one it cannot read either, so the
+    handler raises there as it would on the original.
     """
     root = os.path.realpath(src)
     dst.mkdir(parents=True)
@@ -111,12 +115,22 @@ def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
             return
         path = Path(real)
     if path.is_dir():
-        if is_archive:
-            target.mkdir()
-            for sub in os.scandir(path):
-                _copy_entry(Path(sub.path), target / sub.name, root, False)
+        target.mkdir()
+        if not is_archive:
+            return  # only its being a folder matters: replay never reads into it
+        try:
+            subs = list(os.scandir(path))
+        except PermissionError:
+            target.chmod(0)
+            return
+        for sub in subs:
+            _copy_entry(Path(sub.path), target / sub.name, root, False)
     elif path.is_file():
-        shutil.copyfile(path, target)
+        try:
+            shutil.copyfile(path, target)
+        except PermissionError:
+            target.touch()
+            target.chmod(0)
 
 
 def replay_files(char_dir: Path) -> dict[str, bytes]:

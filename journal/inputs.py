@@ -314,14 +314,20 @@ def characters_in(root: Path, root_real: str) -> list[CharacterEntry]:
             continue
         if not entry.is_dir(follow_symlinks=False):
             continue
-        nested = path / "memory"
-        if (
-            not is_character_folder(path)
-            and nested.is_dir()
-            and not nested.is_symlink()
-            and is_character_folder(nested)
-        ):
-            out.append(CharacterEntry(entry.name, nested))
+        if _is_staging_folder(path):
+            out.append(CharacterEntry(entry.name, path / "memory"))
         else:
             out.append(CharacterEntry(entry.name, path))
     return out
+
+
+def _is_staging_folder(path: Path) -> bool:
+    """Whether ``path`` is a cloud-save staging folder ``<name>/memory/<files>``. A folder that
+    cannot be looked into is not one: it is listed as itself, and its diagnosis says why it cannot
+    be read (one character's folder never stops the others' report)."""
+    nested = path / "memory"
+    try:
+        st = os.lstat(nested)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and not is_character_folder(path) and is_character_folder(nested)

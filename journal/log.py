@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -30,6 +31,7 @@ from journal.events import (
 )
 from journal.reader import JournalRead, last_event_id, read_journal
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, append_entries, choose_shard, ensure_shard
+from journal.stores import Confinement
 from journal.views import (
     PERSONA,
     REFLECTIONS,
@@ -58,6 +60,25 @@ def check_character_name(name: object) -> str:
     ):
         raise InvalidCharacterError(f"invalid character name {name!r}")
     return name
+
+
+# One lock per character folder per process (design record: Write contract), whichever EventLog
+# asks: keyed by the folder's resolved path, so two EventLog objects of one root (the README
+# makes a fresh one for the Reconciler), or two spellings of one folder, serialise together.
+# Held weakly: whoever holds a lock references it, so an entry only goes once nobody can hold it.
+_CHARACTER_LOCKS: weakref.WeakValueDictionary[str, threading.Lock] = weakref.WeakValueDictionary()
+_CHARACTER_LOCKS_GUARD = threading.Lock()
+
+
+def character_lock(char_dir: str | os.PathLike[str]) -> threading.Lock:
+    """The process's lock of the character folder ``char_dir`` (the same object for every path
+    that resolves to that folder)."""
+    key = os.path.realpath(char_dir)
+    with _CHARACTER_LOCKS_GUARD:
+        lock = _CHARACTER_LOCKS.get(key)
+        if lock is None:
+            lock = _CHARACTER_LOCKS[key] = threading.Lock()
+        return lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +196,13 @@ class EventLog:
     """The journal of every character under one memory root.
 
     One per-character ``threading.Lock`` serialises every write of that character in this
-    process (there is no cross-process lock, by design). The reconciler takes the same lock.
+    process (there is no cross-process lock, by design). The lock belongs to the process and the
+    character folder's resolved path (:func:`character_lock`), not to this object: every
+    ``EventLog`` of the folder, and the reconciler, take the same one.
+
+    Views, archive folders and shards are confined to the character folder by the rule replay's
+    stores use (:class:`~journal.stores.Confinement`): a writer refuses a path leading out of it
+    before anything is written.
 
     Attributes:
         root: the memory root (``memory_dir``).
@@ -183,8 +210,6 @@ class EventLog:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self._locks: dict[str, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
         # Per character, read and written only under that character's lock: where our last
         # append left the journal, and each view as we last saved it (bench/bench_journal.py's
         # 340 KiB view: parsing it costs 0.60 ms a call, checking the saved one 0.15 ms).
@@ -210,12 +235,8 @@ class EventLog:
         return cached[1], cached[2]
 
     def lock(self, character: str) -> threading.Lock:
-        """The per-character lock shared by writers and the reconciler."""
-        with self._locks_guard:
-            lock = self._locks.get(character)
-            if lock is None:
-                lock = self._locks[character] = threading.Lock()
-            return lock
+        """The per-character lock shared by writers and the reconciler (:func:`character_lock`)."""
+        return character_lock(self.char_dir(character))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -265,7 +286,9 @@ class EventLog:
 
         Raises:
             UnknownEventTypeError: undeclared ``event_type``; nothing written.
-            ViewCorruptError: the view cannot be loaded; nothing written.
+            ViewCorruptError: the view cannot be loaded, or ``view`` is not a file of the
+                character folder (``..``, an absolute path, a link leading out of it); nothing
+                written.
             OSError: append/fsync failed (the view is untouched); or a later step failed (the event
                 is durable and will be replayed).
         """
@@ -274,8 +297,9 @@ class EventLog:
         expected = VIEW_TYPES.get(view, dict)
         with self.lock(character):
             cd = self.char_dir(character)
-            current = self._load_view(character, cd / view, view, expected)
-            return self._commit(cd, event, line, view, current, mutate, None, character)
+            path = Confinement(cd).view_path(view)
+            current = self._load_view(character, path, view, expected)
+            return self._commit(cd, event, line, path, view, current, mutate, None, character)
 
     async def arecord_and_save(
         self,
@@ -336,13 +360,14 @@ class EventLog:
         cd: Path,
         event: Event,
         line: bytes,
+        path: Path,
         view: str,
         current: Any,
         mutate: Mutator,
         after_save: Callable[[], Any] | None,
         character: str,
     ) -> Event:
-        # Caller holds the lock and has loaded `current`.
+        # Caller holds the lock, has confined `path` (the view's) and loaded `current` from it.
         journal = self.journal_path(character)
         fs.ensure_dir(cd)
         may_advance = self._sentinel_at_end(cd, journal, character)
@@ -354,7 +379,7 @@ class EventLog:
         if replaced is not None:
             current = replaced
         data = dumps_view(current)
-        fs.atomic_write_bytes(cd / view, data)
+        fs.atomic_write_bytes(path, data)
         self._views[key] = _SavedView(data, current)
         if after_save is not None:
             after_save()
@@ -373,16 +398,22 @@ class EventLog:
 
         Returns:
             The event, or ``None`` when no reflection has that id.
+
+        Raises:
+            ViewCorruptError: ``reflections.json`` cannot be loaded, or is a link leading out of
+                the character folder; nothing written.
+            ShardCorruptError: ``reflection_archive/`` or the chosen shard is a link leading out
+                of the character folder (replay refuses it too); nothing written.
         """
         with self.lock(character):
             cd = self.char_dir(character)
-            reflections = load_view(cd / REFLECTIONS, list)
+            confined = Confinement(cd)
+            view_path = confined.view_path(REFLECTIONS)
+            reflections = load_view(view_path, list)
             entry = next((e for e in reflections if isinstance(e, dict) and e.get("id") == reflection_id), None)
             if entry is None:
                 return None
-            archive_dir = cd / REFLECTION_ARCHIVE
-            fs.ensure_dir(cd)
-            name = choose_shard(archive_dir, today)
+            archive_dir, name = self._shard_for(confined, REFLECTION_ARCHIVE, today)
             ensure_shard(archive_dir, name)
             archived_at = now_iso()
             snapshot = {**entry, "archived_at": archived_at, "status": "archived", "archive_shard_path": name}
@@ -403,12 +434,24 @@ class EventLog:
                 cd,
                 event,
                 encode_event(event),
+                view_path,
                 REFLECTIONS,
                 reflections,
                 remove,
                 lambda: append_entries(archive_dir, name, [snapshot]),
                 character,
             )
+
+    @staticmethod
+    def _shard_for(confined: Confinement, archive: str, today: date | None) -> tuple[Path, str]:
+        """The archive folder and the shard an archive goes to, both confined like replay's: a
+        link leading out of the character folder raises ``ShardCorruptError`` before anything is
+        written (the folder is checked before it is listed). Caller holds the lock."""
+        archive_dir = confined.archive_path(archive)
+        name = choose_shard(archive_dir, today)
+        confined.shard_path(archive, name)
+        fs.ensure_dir(confined.char_dir)
+        return archive_dir, name
 
     def archive_persona_entry(
         self, character: str, entity_key: str, entry_id: str, *, today: date | None = None
@@ -417,10 +460,16 @@ class EventLog:
 
         Returns:
             The event, or ``None`` when the section or entry does not exist or is protected.
+
+        Raises:
+            ViewCorruptError, ShardCorruptError: as :meth:`archive_reflection` (``persona.json``,
+                ``persona_archive/``); nothing written.
         """
         with self.lock(character):
             cd = self.char_dir(character)
-            persona = load_view(cd / PERSONA, dict)
+            confined = Confinement(cd)
+            view_path = confined.view_path(PERSONA)
+            persona = load_view(view_path, dict)
             section = persona.get(entity_key)
             facts = section.get("facts") if isinstance(section, dict) else None
             if not isinstance(facts, list):
@@ -428,9 +477,7 @@ class EventLog:
             entry = next((e for e in facts if isinstance(e, dict) and e.get("id") == entry_id), None)
             if entry is None or entry.get("protected"):
                 return None
-            archive_dir = cd / PERSONA_ARCHIVE
-            fs.ensure_dir(cd)
-            name = choose_shard(archive_dir, today)
+            archive_dir, name = self._shard_for(confined, PERSONA_ARCHIVE, today)
             ensure_shard(archive_dir, name)
             archived_at = now_iso()
             snapshot = {**entry, "archived_at": archived_at, "archive_shard_path": name}
@@ -453,6 +500,7 @@ class EventLog:
                 cd,
                 event,
                 encode_event(event),
+                view_path,
                 PERSONA,
                 persona,
                 remove,

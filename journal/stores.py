@@ -5,7 +5,8 @@ Handlers reach files only through a :class:`Store`, so the same code runs agains
 that never writes to disk (:class:`MemoryStore`).
 
 A store never reads or writes a view, archive folder or shard that resolves outside the character
-folder it was given (a symbolic link pointing elsewhere is refused like a corrupt file).
+folder it was given (a symbolic link pointing elsewhere is refused like a corrupt file). That rule
+is :class:`Confinement`, which the live writers and the diagnosis use too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, Protocol
 from journal import fs
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
-from journal.shards import load_shard, shard_path
+from journal.shards import load_shard, validate_shard_name
 from journal.views import SentinelRead, check_view_type, load_view, read_sentinel, save_view, write_sentinel
 
 
@@ -66,45 +67,86 @@ def _plain(path: Path) -> bool:
         return False
 
 
-class _Confined:
-    """Path checks shared by the stores: nothing may resolve outside the character folder.
+def _plain_name(name: str) -> bool:
+    return os.path.basename(name) == name and name not in ("", ".", "..")
+
+
+class Confinement:
+    """Where the views, archive folders and shards of one character folder may be: the one home
+    of "inside the character folder", used by the stores (replay), the live writers of
+    :class:`~journal.log.EventLog` and the diagnosis, so all three refuse the same paths.
 
     The character folder itself is trusted (it may be a link: it is the folder given). A file or
     archive folder inside it that is not a link stays inside; a link is resolved and must land
-    inside the folder too.
+    inside the folder too. Nothing is created or read.
+
+    Attributes:
+        char_dir: the character folder, as given.
     """
 
-    char_dir: Path
-    _root: str
-
-    def _confine(self, char_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, char_dir: str | os.PathLike[str]) -> None:
         self.char_dir = Path(char_dir)
-        self._root = os.path.realpath(self.char_dir)
+        self._real: str | None = None
 
-    def _view_path(self, name: str) -> Path:
-        path = self.char_dir / name
-        if os.path.basename(name) != name or name in ("", ".", ".."):
+    @property
+    def _root(self) -> str:
+        # Resolved on first need (a link met), not per store or write: most paths are plain.
+        if self._real is None:
+            self._real = os.path.realpath(self.char_dir)
+        return self._real
+
+    def view_path(self, name: str) -> Path:
+        """The path of view ``name``.
+
+        Raises:
+            ViewCorruptError: ``name`` is not a plain file name (``..``, an absolute path, a
+                separator), or the file is a link resolving outside the character folder.
+        """
+        if not isinstance(name, str) or not _plain_name(name):
             raise ViewCorruptError(f"{name!r} is not a file name inside the character folder")
+        path = self.char_dir / name
         if not _plain(path) and not _inside(self._root, path):
             raise ViewCorruptError(
                 f"{name} resolves outside the character folder ({os.path.realpath(path)}); refusing to use it"
             )
         return path
 
-    def _shard_path(self, archive: str, basename: str) -> Path:
-        path = shard_path(self.char_dir / archive, basename)  # validates the basename first
-        if os.path.basename(archive) != archive or archive in ("", ".", ".."):
+    def archive_path(self, archive: str) -> Path:
+        """The path of archive folder ``archive``.
+
+        Raises:
+            ShardCorruptError: ``archive`` is not a plain folder name, or the folder is a link
+                resolving outside the character folder.
+        """
+        if not isinstance(archive, str) or not _plain_name(archive):
             raise ShardCorruptError(f"{archive!r} is not a folder name inside the character folder")
-        for p in (path.parent, path):
-            if not _plain(p) and not _inside(self._root, p):
-                raise ShardCorruptError(
-                    f"{archive}/{basename} resolves outside the character folder ({os.path.realpath(p)}); "
-                    "refusing to read or write through it"
-                )
+        path = self.char_dir / archive
+        if not _plain(path) and not _inside(self._root, path):
+            raise ShardCorruptError(
+                f"{archive}/ resolves outside the character folder ({os.path.realpath(path)}); "
+                "refusing to read or write through it"
+            )
+        return path
+
+    def shard_path(self, archive: str, basename: object) -> Path:
+        """The path of shard ``basename`` in archive folder ``archive``.
+
+        Raises:
+            BadShardNameError: ``basename`` is not a shard basename (checked first).
+            ShardCorruptError: as :meth:`archive_path`, or the shard is a link resolving outside
+                the character folder.
+        """
+        name = validate_shard_name(basename)  # first: a hostile basename is named as such
+        path = self.archive_path(archive) / name
+        if not _plain(path) and not _inside(self._root, path):
+            raise ShardCorruptError(
+                f"{archive}/{name} resolves outside the character folder ({os.path.realpath(path)}); "
+                "refusing to read or write through it"
+            )
         return path
 
 
-class FolderStore(_Confined):
+class FolderStore(Confinement):
     """The real files of one character folder; every write goes through :mod:`journal.fs`.
 
     Views are read with :func:`journal.views.load_view` on every load and written as
@@ -116,23 +158,23 @@ class FolderStore(_Confined):
     """
 
     def __init__(self, char_dir: str | os.PathLike[str], *, durable: bool = True) -> None:
-        self._confine(char_dir)
+        super().__init__(char_dir)
         self.durable = durable
 
     def view_exists(self, name: str) -> bool:
-        return self._view_path(name).exists()
+        return self.view_path(name).exists()
 
     def load_view(self, name: str, expected: type) -> Any:
-        return load_view(self._view_path(name), expected)
+        return load_view(self.view_path(name), expected)
 
     def save_view(self, name: str, obj: Any) -> None:
-        save_view(self._view_path(name), obj, durable=self.durable)
+        save_view(self.view_path(name), obj, durable=self.durable)
 
     def load_shard(self, archive: str, basename: str) -> list[Any] | None:
-        return load_shard(self._shard_path(archive, basename))
+        return load_shard(self.shard_path(archive, basename))
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
-        path = self._shard_path(archive, basename)
+        path = self.shard_path(archive, basename)
         if self.durable:
             fs.ensure_dir(path.parent)
         else:
@@ -149,7 +191,7 @@ class FolderStore(_Confined):
 _MISSING = object()
 
 
-class MemoryStore(_Confined):
+class MemoryStore(Confinement):
     """An overlay over a character folder that reads lazily and keeps every write in memory.
 
     It never writes to disk, so it is safe on any folder (exports, read-only media). Used for
@@ -161,7 +203,7 @@ class MemoryStore(_Confined):
     """
 
     def __init__(self, char_dir: str | os.PathLike[str]) -> None:
-        self._confine(char_dir)
+        super().__init__(char_dir)
         self._views: dict[str, Any] = {}
         self._shards: dict[tuple[str, str], Any] = {}
         self._sentinel: SentinelRead | None = None
@@ -170,29 +212,29 @@ class MemoryStore(_Confined):
     def view_exists(self, name: str) -> bool:
         if name in self._views:
             return self._views[name] is not _MISSING
-        return self._view_path(name).exists()
+        return self.view_path(name).exists()
 
     def load_view(self, name: str, expected: type) -> Any:
         if name not in self._views:
             # A corrupt view raises on every call, as on disk; nothing is cached.
-            self._views[name] = load_view(self._view_path(name), object, missing=_MISSING)
+            self._views[name] = load_view(self.view_path(name), object, missing=_MISSING)
         obj = self._views[name]
         return expected() if obj is _MISSING else check_view_type(name, obj, expected)
 
     def save_view(self, name: str, obj: Any) -> None:
-        self._view_path(name)
+        self.view_path(name)
         self._views[name] = obj
         self.written.add(name)
 
     def load_shard(self, archive: str, basename: str) -> list[Any] | None:
         key = (archive, basename)
         if key not in self._shards:
-            self._shards[key] = load_shard(self._shard_path(archive, basename))
+            self._shards[key] = load_shard(self.shard_path(archive, basename))
         value: list[Any] | None = self._shards[key]
         return value
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
-        self._shard_path(archive, basename)
+        self.shard_path(archive, basename)
         self._shards[(archive, basename)] = entries
         self.written.add(f"{archive}/{basename}")
 

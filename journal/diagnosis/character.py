@@ -45,7 +45,9 @@ def diagnose_character(
         server: the launcher-lock probe (default: probe now, honouring ``NEKO_RUNTIME_STATE_DIR``).
         now: the time the compaction age is measured against (default: now).
         root: the memory root: symbolic links that point outside it are not followed (default:
-            the character folder itself).
+            the character folder itself). Views, archive folders and shards follow replay's
+            stricter rule whatever ``root`` is: a link leading out of the character folder is
+            not followed, and replay is predicted to stop there as it does.
         name: the character name (default: the folder name).
         progress: called as ``progress(bytes_read, journal_bytes)`` every few MiB of the journal
             scan; it may raise (to cancel), and the exception propagates.
@@ -84,7 +86,11 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     try:
         c.names = set(os.listdir(c.dir))
     except OSError as exc:
-        c.findings.add("journal.absent", "error", f"the character folder cannot be listed: {exc.strerror or exc}")
+        c.findings.add(
+            "journal.absent",
+            "error",
+            f"the character folder {c.dir} cannot be listed: {exc.strerror or exc}; nothing in it was checked",
+        )
         return
     checks.check_leftovers(c)
     _read_journal(c, report)

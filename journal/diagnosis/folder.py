@@ -1,6 +1,11 @@
 """The views and shards of one character folder, read once and never written, and the in-memory
 store the diagnosis runs replay handlers against.
 
+Views, archive folders and shards are reached by replay's own rule
+(:class:`~journal.stores.Confinement`): a link leading out of the character folder is not
+followed, and the handlers meet the error replay's store raises for it. A view or shard that
+cannot be read (a folder, no permission) gives the handlers the ``OSError`` replay meets.
+
 Handlers are never given the real folder: they run against :class:`ProjectionStore`, a
 :class:`~journal.stores.Store` that serves, for the event being run, only the view entries that
 event can touch (every handler selects its target by id), and keeps every write in memory. That
@@ -17,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from journal.codec import loads_exact
 from journal.diagnosis.findings import Findings
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
@@ -31,6 +35,7 @@ from journal.shards import (
     shard_entry_ids,
     validate_shard_name,
 )
+from journal.stores import Confinement
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, copy_json, load_view, read_sentinel
 
 
@@ -65,13 +70,29 @@ def probe_path(path: Path, root_real: str) -> Probe:
     return Probe("refused", "not a regular file (a FIFO, socket or device); not read")
 
 
+#: What a refused link is, in a finding.
+_LEAVES = "a symbolic link leading out of the character folder; not followed (replay refuses it too)"
+
+
 @dataclass(slots=True)
 class _View:
+    """One view as read. ``error``: the finding's words; ``failure``: what replay's store raises
+    when a handler loads it; ``refused``: a link leading out of the folder (every access raises)."""
+
     name: str
     expected: type
     exists: bool = False
     value: Any = None
     error: str | None = None
+    failure: Exception | None = None
+    refused: bool = False
+
+
+def fresh(exc: Exception) -> Exception:
+    """A new exception equal to ``exc``, to raise again (raising one object twice chains tracebacks)."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return OSError(exc.errno, exc.strerror, exc.filename)  # the same OSError subclass
+    return type(exc)(*exc.args)
 
 
 def _hashable(value: object) -> bool:
@@ -85,10 +106,13 @@ class Folder:
         self.dir = char_dir
         self.root_real = root_real
         self.findings = findings
+        self.confined = Confinement(char_dir)
         self.views: dict[str, _View] = {}
         self.reflection_ids: dict[Hashable, list[dict[str, Any]]] = {}
         self.persona_ids: dict[tuple[str, Hashable], list[dict[str, Any]]] = {}
         self._shards: dict[tuple[str, str], list[Any] | ShardCorruptError | None] = {}
+        self._shard_failures: dict[tuple[str, str], Exception] = {}
+        self._refused_shards: set[tuple[str, str]] = set()
         self._shard_ids: dict[tuple[str, str], frozenset[Hashable]] = {}
         self.archive_dirs: dict[str, bool] = {}
 
@@ -96,24 +120,7 @@ class Folder:
 
     def load_views(self) -> None:
         for name, expected in ((REFLECTIONS, list), (PERSONA, dict), (FACTS, list)):
-            view = self.views[name] = _View(name, expected)
-            probe = probe_path(self.dir / name, self.root_real)
-            if probe.kind == "missing":
-                continue
-            if probe.kind == "refused":
-                self.findings.add("input.refused", "warning", f"{name} is {probe.reason}", file=name)
-                continue
-            view.exists = True
-            try:
-                if probe.kind != "file":
-                    raise IsADirectoryError(21, "Is a directory")
-                view.value = load_view(self.dir / name, expected)
-            except OSError as exc:
-                view.error = f"{name} cannot be read: {exc.strerror or exc}"
-            except ViewCorruptError as exc:
-                view.error = str(exc)  # the reconciler's own words
-            if view.error is not None:
-                self.findings.add("view.corrupt", "error", view.error, file=name)
+            self.views[name] = self._read_view(name, expected, report=True)
         refl = self.views[REFLECTIONS].value
         for e in refl if isinstance(refl, list) else []:
             if isinstance(e, dict) and _hashable(e.get("id")):
@@ -125,18 +132,39 @@ class Folder:
                 if isinstance(e, dict) and _hashable(e.get("id")):
                     self.persona_ids.setdefault((key, e.get("id")), []).append(e)
 
+    def _read_view(self, name: str, expected: type, *, report: bool) -> _View:
+        """Read one view as replay's store would; ``report``: add its findings."""
+        view = _View(name, expected)
+        try:
+            path = self.confined.view_path(name)
+        except ViewCorruptError as exc:
+            view.exists = view.refused = True
+            view.error, view.failure = str(exc), exc
+            if report:
+                self.findings.add("input.refused", "warning", f"{name} is {_LEAVES}", file=name)
+            return view
+        probe = probe_path(path, self.root_real)
+        if probe.kind == "missing":
+            return view
+        if probe.kind == "refused":
+            if report:
+                self.findings.add("input.refused", "warning", f"{name} is {probe.reason}", file=name)
+            return view
+        view.exists = True
+        try:
+            view.value = load_view(path, expected)  # a folder or an unreadable file: replay's OSError
+        except OSError as exc:
+            view.error, view.failure = f"{name} cannot be read: {exc.strerror or exc}", exc
+        except ViewCorruptError as exc:
+            view.error, view.failure = str(exc), exc  # the reconciler's own words
+        if report and view.error is not None:
+            self.findings.add("view.corrupt", "error", view.error, file=name)
+        return view
+
     def view(self, name: str, expected: type) -> _View:
         view = self.views.get(name)
         if view is None:  # a view the diagnosis does not preload: read it now
-            view = _View(name, expected)
-            probe = probe_path(self.dir / name, self.root_real)
-            if probe.kind in ("file", "dir", "error"):
-                view.exists = True
-                try:
-                    view.value = loads_exact((self.dir / name).read_bytes())
-                except (OSError, ValueError) as exc:
-                    view.error = f"{name} cannot be read: {exc}"
-            self.views[name] = view
+            view = self.views[name] = self._read_view(name, expected, report=False)
         return view
 
     def has_entry(self, view_name: str, entity_key: str | None, entry_id: Hashable) -> bool | None:
@@ -153,7 +181,12 @@ class Folder:
     def scan_archives(self) -> None:
         """Look at every file of both shard folders: corrupt shards, bad names, temp litter."""
         for archive in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
-            folder = self.dir / archive
+            try:
+                folder = self.confined.archive_path(archive)
+            except ShardCorruptError:
+                self.archive_dirs[archive] = False
+                self.findings.add("input.refused", "warning", f"{archive}/ is {_LEAVES}", file=archive)
+                continue
             probe = probe_path(folder, self.root_real)
             self.archive_dirs[archive] = probe.kind == "dir"
             if probe.kind == "refused":
@@ -181,7 +214,7 @@ class Folder:
                     continue
                 elif is_shard_name(name):
                     result = self.shard(archive, name)
-                    if isinstance(result, ShardCorruptError):
+                    if isinstance(result, ShardCorruptError) and (archive, name) not in self._refused_shards:
                         self.findings.add("shard.corrupt", "error", str(result), file=rel)
                 else:
                     self.findings.add(
@@ -192,31 +225,50 @@ class Folder:
                     )
 
     def shard(self, archive: str, name: str) -> list[Any] | ShardCorruptError | None:
-        """A valid shard's entries, ``None`` when absent, or the corruption (not raised)."""
+        """A valid shard's entries, ``None`` when absent, or why it cannot be used (not raised):
+        corrupt, unreadable, or refused (a link leading out of the character folder: its
+        contents are unknown)."""
         key = (archive, name)
         if key in self._shards:
             return self._shards[key]
-        result: list[Any] | ShardCorruptError | None
-        path = self.dir / archive / name
-        probe = probe_path(path, self.root_real)
-        folder = probe_path(self.dir / archive, self.root_real)
-        if folder.kind == "refused" or probe.kind in ("missing", "refused"):
-            result = None
-            if probe.kind == "refused" and folder.kind == "dir":
-                self.findings.add(
-                    "input.refused", "warning", f"{archive}/{name} is {probe.reason}", file=f"{archive}/{name}"
-                )
-        else:
+        result: list[Any] | ShardCorruptError | None = None
+        try:
+            path = self.confined.shard_path(archive, name)
+        except ShardCorruptError as exc:
+            result = exc
+            self._shard_failures[key] = exc
+            self._refused_shards.add(key)
             try:
-                if probe.kind != "file":
-                    raise IsADirectoryError(21, "Is a directory")
-                result = load_shard(path)  # the reconciler's own reader and words
-            except OSError as exc:
-                result = ShardCorruptError(f"shard {archive}/{name} cannot be read: {exc.strerror or exc}")
-            except ShardCorruptError as exc:
-                result = exc
+                self.confined.archive_path(archive)
+            except ShardCorruptError:
+                pass  # the folder is refused: its own finding says so
+            else:
+                rel = f"{archive}/{name}"
+                self.findings.add("input.refused", "warning", f"{rel} is {_LEAVES}", file=rel)
+        else:
+            probe = probe_path(path, self.root_real)
+            if probe.kind == "refused":
+                if probe_path(path.parent, self.root_real).kind == "dir":
+                    self.findings.add(
+                        "input.refused", "warning", f"{archive}/{name} is {probe.reason}", file=f"{archive}/{name}"
+                    )
+            elif probe.kind != "missing":
+                try:
+                    result = load_shard(path)  # the reconciler's own reader and words
+                except OSError as exc:  # a folder, no permission: replay's handler meets the OSError
+                    result = ShardCorruptError(f"shard {archive}/{name} cannot be read: {exc.strerror or exc}")
+                    self._shard_failures[key] = exc
+                except ShardCorruptError as exc:
+                    result = exc
         self._shards[key] = result
         return result
+
+    def shard_failure(self, archive: str, name: str) -> Exception | None:
+        """What replay's store raises when a handler loads shard ``name`` (``None``: it loads)."""
+        result = self.shard(archive, name)
+        if not isinstance(result, ShardCorruptError):
+            return None
+        return self._shard_failures.get((archive, name), result)
 
     def shard_holds(self, archive: str, name: object, entry_id: Hashable) -> bool | None:
         """Whether shard ``name`` holds ``entry_id``: False when it is absent or the name is
@@ -271,12 +323,17 @@ class ProjectionStore:
         self.written = set()
 
     def view_exists(self, name: str) -> bool:
-        return name in self._saved or self._folder.view(name, object).exists
+        if name in self._saved:
+            return True
+        view = self._folder.view(name, object)
+        if view.refused and view.failure is not None:
+            raise fresh(view.failure)
+        return view.exists
 
     def load_view(self, name: str, expected: type) -> Any:
         view = self._folder.view(name, expected)
-        if view.error is not None:
-            raise ViewCorruptError(view.error)
+        if view.failure is not None:
+            raise fresh(view.failure)
         if view.exists and not isinstance(view.value, expected):
             raise ViewCorruptError(
                 f"{name} has a top-level {type(view.value).__name__}, expected a {expected.__name__}"
@@ -310,6 +367,9 @@ class ProjectionStore:
         return copy_json(value)
 
     def save_view(self, name: str, obj: Any) -> None:
+        view = self._folder.view(name, object)
+        if view.refused and view.failure is not None:
+            raise fresh(view.failure)
         self._overlay[self._target.get(name, (name,))] = obj
         self._saved.add(name)
         self.written.add(name)
@@ -319,9 +379,11 @@ class ProjectionStore:
         key = (archive, basename)
         if key in self._shards:
             return self._shards[key]
+        failure = self._folder.shard_failure(archive, basename)
+        if failure is not None:
+            raise fresh(failure)
         result = self._folder.shard(archive, basename)
-        if isinstance(result, ShardCorruptError):
-            raise ShardCorruptError(str(result))
+        assert not isinstance(result, ShardCorruptError)
         return None if result is None else list(result)
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
