@@ -22,6 +22,7 @@ from journal.errors import InvalidCharacterError, UnappliedTailError, UnknownEve
 from journal.events import (
     JOURNAL_NAME,
     REPLAYABLE_EVENT_TYPES,
+    SENTINEL_NAME,
     Event,
     check_event_type,
     encode_event,
@@ -29,6 +30,7 @@ from journal.events import (
     new_event,
     now_iso,
 )
+from journal.outbox import OUTBOX_NAME
 from journal.reader import JournalRead, last_event_id, read_journal
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, append_entries, choose_shard, ensure_shard
 from journal.stores import Confinement
@@ -192,6 +194,10 @@ def _holds(path: Path, data: bytes) -> bool:
         return False
 
 
+#: The journal's own files: never a view that record_and_save may replace.
+_NOT_VIEWS = frozenset({JOURNAL_NAME, SENTINEL_NAME, OUTBOX_NAME})
+
+
 class EventLog:
     """The journal of every character under one memory root.
 
@@ -289,9 +295,13 @@ class EventLog:
             ViewCorruptError: the view cannot be loaded, or ``view`` is not a file of the
                 character folder (``..``, an absolute path, a link leading out of it); nothing
                 written.
+            ValueError: ``view`` names one of the journal's own files (the journal, the sentinel,
+                the outbox); nothing written.
             OSError: append/fsync failed (the view is untouched); or a later step failed (the event
                 is durable and will be replayed).
         """
+        if view in _NOT_VIEWS:
+            raise ValueError(f"{view!r} is not a view: record_and_save would overwrite the journal's own file")
         event = new_event(event_type, payload)
         line = encode_event(event)
         expected = VIEW_TYPES.get(view, dict)

@@ -378,3 +378,15 @@ def test_check_reports_an_unlistable_character_folder_and_the_others(shared_base
     errors = [f for f in by_name["locked"]["findings"] if f["severity"] == "error"]
     assert [f["code"] for f in errors] == ["journal.absent"]
     assert str(locked.path) in errors[0]["message"] and "cannot be listed" in errors[0]["message"]
+
+
+def test_record_and_save_refuses_to_replace_the_journals_own_files(tmp_path: Path) -> None:
+    from journal import EventLog
+    from journal.events import JOURNAL_NAME, SENTINEL_NAME
+    from journal.outbox import OUTBOX_NAME
+
+    log = EventLog(tmp_path)
+    for name in (JOURNAL_NAME, SENTINEL_NAME, OUTBOX_NAME):
+        with pytest.raises(ValueError, match="is not a view"):
+            log.record_and_save("Alice", "reflection.evidence_updated", {"reflection_id": "r"}, lambda v: v, view=name)
+    assert not (tmp_path / "Alice").exists()  # nothing written, not even the folder
