@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, cast, get_args
 import msgspec
 
 from journal.codec import loads_exact
-from journal.errors import UnknownEventTypeError
+from journal.errors import PayloadError, UnknownEventTypeError
 
 #: The 15 names the memory server declares (memory-format §3.3), as a type: msgspec refuses any
 #: other value (that line then takes the exact per-line path of the reader, which reports
@@ -57,6 +57,21 @@ def now_iso() -> str:
     return datetime.now().isoformat()
 
 
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode, i.e. UTF-8 can encode it: it holds no lone surrogate.
+
+    Python's ``json`` reads an escaped lone surrogate (``"\\ud800"``) as such a string, so a
+    journal line can hold one; no writer can write it back (UTF-8 refuses it).
+    """
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_event_type(event_type: object) -> str:
     """Return ``event_type`` if it is a declared name, else raise ``UnknownEventTypeError``."""
     if not isinstance(event_type, str) or event_type not in ALL_EVENT_TYPES:
@@ -76,8 +91,22 @@ PARSED_BODY = msgspec.Raw(b"null")
 
 def payload_json(payload: Any) -> bytes:
     """A payload's JSON as the memory server writes it inside a journal line (``json.dumps``,
-    non-ASCII kept, default separators)."""
-    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    non-ASCII kept, default separators).
+
+    Raises:
+        PayloadError: a string in it is not valid Unicode (a lone surrogate): UTF-8 cannot hold
+            it, so neither writer can append it, and no view could store it (the stdlib writer
+            refuses it as well).
+        TypeError, ValueError: a value JSON cannot hold (as ``json.dumps`` raises them).
+    """
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PayloadError(
+            f"the payload holds a string that is not valid Unicode (a lone surrogate, {text[exc.start]!r}): "
+            "it cannot be written as UTF-8; nothing was written"
+        ) from None
 
 
 #: An event id as the decoder takes it: a non-empty string (the reader's exact path reports the rest).
@@ -190,7 +219,11 @@ class EventSummary(msgspec.Struct, gc=False):
 def make_event(
     event_id: str, event_type: str, ts: str, payload: Any = None, line: int = 0, offset: int = -1
 ) -> Event:
-    """An :class:`Event` from a payload object (``None`` gives ``{}``)."""
+    """An :class:`Event` from a payload object (``None`` gives ``{}``).
+
+    Raises:
+        PayloadError: the payload cannot be written (see :func:`payload_json`).
+    """
     body = msgspec.Raw(payload_json({} if payload is None else payload))
     return Event(event_id, cast(DeclaredType, event_type), ts, body, line, offset)
 
@@ -201,6 +234,8 @@ def new_event(event_type: str, payload: dict[str, Any]) -> Event:
     Raises:
         UnknownEventTypeError: ``event_type`` is not declared.
         TypeError: ``payload`` is not a dict.
+        PayloadError: the payload cannot be written as a journal line (a string in it is not
+            valid Unicode); nothing is written anywhere.
     """
     check_event_type(event_type)
     if not isinstance(payload, dict):

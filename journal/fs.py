@@ -1,4 +1,5 @@
-"""The only module of the journal package that changes the filesystem.
+"""The only module of the journal package that changes the filesystem; also :func:`open_regular`,
+with which the readers open a memory folder's files.
 
 Every effect (open-for-write, write, fsync, close, replace, directory fsync, unlink, mkdir,
 truncate) goes through :func:`_call`, which offers it to an optional *fault hook* first and after.
@@ -14,10 +15,11 @@ import errno
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from journal.codec import dumps_view
 
@@ -107,6 +109,50 @@ def _close(fd: int, path: str) -> None:
         raise
     os.close(fd)
     _offer(FsCall("close", "after", path, fd))
+
+
+#: Opening for reading never waits: without O_NONBLOCK, opening a FIFO waits for a writer forever.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open ``path`` for reading, if it is a regular file (links followed); the caller closes it.
+
+    How the readers of views, the sentinel, shards, the outbox and the journal open them
+    (:mod:`journal.views`, :mod:`journal.shards`, :mod:`journal.outbox`, :mod:`journal.reader`).
+    The open never blocks (a FIFO opened for reading would otherwise wait for a writer
+    forever, and a device may never end), and the file is checked with ``fstat`` on the descriptor
+    itself, so nothing can swap it in between. A regular file is then read exactly as by
+    ``open(path, "rb")``. This is a read: it is not offered to the fault hook.
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        IsADirectoryError: a folder is there.
+        OSError: anything else that is not a regular file (a FIFO, socket, device), with
+            ``errno.EINVAL`` and a message saying what it is; or the open itself failed.
+    """
+    p = os.fspath(path)
+    fd = os.open(p, _READ_FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), p)  # as open() says it
+            kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
+            raise OSError(errno.EINVAL, f"not a regular file ({kind}); not read", p)
+        if _READ_FLAGS & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)  # no effect on a regular file; as plain open() leaves it
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def fsync_dir(path: str | os.PathLike[str]) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from journal import fs
 from journal.codec import loads_exact as parse_json_bytes
 
 OUTBOX_NAME = "outbox.ndjson"
@@ -141,13 +142,16 @@ def parse_outbox(data: bytes) -> OutboxRead:
 def read_outbox(path: str | os.PathLike[str]) -> OutboxRead:
     """Read ``outbox.ndjson`` (or the outbox of a character folder, when given a folder).
 
-    Never raises: a missing file gives ``present=False``; an unreadable one sets ``error``.
+    Never raises: a missing file gives ``present=False``; an unreadable one, or one that is not a
+    regular file (never read, so a FIFO cannot block: :func:`journal.fs.open_regular`), sets
+    ``error``.
     """
     p = Path(path)
     if p.name != OUTBOX_NAME and p.is_dir():
         p = p / OUTBOX_NAME
     try:
-        data = p.read_bytes()
+        with fs.open_regular(p) as fh:
+            data = fh.read()
     except FileNotFoundError:
         return OutboxRead()
     except OSError as exc:

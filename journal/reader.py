@@ -3,6 +3,31 @@
 The reader never raises on content. Each physical line (split on ``\\n``) becomes either an
 :class:`~journal.events.Event`, a :class:`Defect`, both (``unknown_type``, ``glued``), or nothing
 (a blank line). Line numbers are 1-based, byte offsets 0-based from the start of the file.
+
+A record whose ``event_id`` is not valid Unicode (an escaped lone surrogate, which Python's
+``json`` reads) is a ``missing_event_id`` defect, never an event: no sentinel or view could hold
+its id, so it can never be replayed or pointed at.
+
+Glued lines. A crash that tears an append leaves a fragment without its ``\\n``, and the memory
+server's next append is glued onto it. The bytes alone cannot always tell that apart from one
+torn record: a line torn right after ``"payload": `` with a record glued on looks exactly like a
+record whose payload is that object, torn after it. So a record is recovered from a line that is
+not JSON only when:
+
+1. it starts with ``{"event_id": `` exactly as both writers start a record, and runs to the end
+   of the line as one JSON object with a usable ``event_id``; and
+2. no record that may have started earlier on the line (at the line start, or at an earlier
+   ``{"event_id": ``) can hold it: read as JSON from there, the bytes before it break the grammar
+   first, or end where no value may begin (inside a string, a number or a literal, after a key,
+   after ``{``, after a ``,`` between members, after a complete value). A fragment ending where a
+   value may begin (after ``:``, ``[`` or a ``,`` in an array) could hold it: the line is then
+   refused, never guessed. Invalid UTF-8 or a control character inside a string is damage, not a
+   break: a record damaged there still reaches what follows.
+
+The parser says where a value may begin: each such earlier start is parsed up to the first bytes
+of the next ``{"event_id": ``, and the parse either stops before them or reads through them. The
+bytes handed to the parser while salvaging one line are at most twice the line's length, and at
+most ``_GLUE_MAX_STARTS`` starts are tried; past either bound the line is refused.
 """
 
 from __future__ import annotations
@@ -18,8 +43,17 @@ from typing import Any, BinaryIO, cast
 
 import msgspec
 
+from journal import fs
 from journal.codec import loads_exact
-from journal.events import ALL_EVENT_TYPES, PARSED_BODY, DeclaredType, EntryKeys, Event, EventSummary
+from journal.events import (
+    ALL_EVENT_TYPES,
+    PARSED_BODY,
+    DeclaredType,
+    EntryKeys,
+    Event,
+    EventSummary,
+    is_unicode,
+)
 
 BOM = b"\xef\xbb\xbf"
 
@@ -35,9 +69,13 @@ DEFECT_KINDS = (
     "invalid_utf8",
 )
 
-#: Bounds on glued-line salvage, so a hostile 20 MiB line costs a bounded number of parse attempts.
-_GLUE_MAX_CANDIDATES = 64
-_GLUE_MAX_SUFFIX = 16 << 20
+#: How both writers start a record (``json.dumps``, default separators, ``event_id`` first): the
+#: only place a glued record is looked for.
+_RECORD_START = b'{"event_id": '
+
+#: Glued-line salvage tries at most this many record starts on one line (a real glued line has one
+#: or two torn fragments before its record); see the module docstring.
+_GLUE_MAX_STARTS = 64
 
 _CHUNK = 8 << 20
 
@@ -78,12 +116,42 @@ class Defect:
     recovered_event_id: str | None = None
 
 
-def _loads(raw: bytes) -> Any:
-    """:func:`journal.codec.loads_exact`, or ``_BAD`` when it refuses."""
+def _loads(raw: bytes) -> tuple[Any, int]:
+    """Parse ``raw`` with :func:`journal.codec.loads_exact`: ``(value, -1)``, or ``(_BAD, stop)``.
+
+    ``stop`` is the byte offset where the parse stopped: ``raw[:stop]`` is the most that can be
+    the beginning of one JSON value (an unterminated string counts from its opening quote). Bytes
+    that can only be damage inside a string (invalid UTF-8, a control character) do not stop it:
+    a record damaged there still reaches as far as it did. Nesting too deep to parse gives
+    ``len(raw)``: nothing is known. Every exact parse of a line, or of a piece of one, is made here.
+    """
     try:
-        return loads_exact(raw)
+        return loads_exact(raw), -1
+    except UnicodeDecodeError:
+        pass
+    except json.JSONDecodeError as exc:
+        if not exc.msg.startswith("Invalid control character"):
+            return _BAD, _byte_offset(raw, exc.doc, exc.pos)
     except ValueError:
-        return _BAD
+        return _BAD, len(raw)
+    text = raw.decode("utf-8", "surrogateescape")  # each bad byte: one character, inside a string
+    try:
+        _READ_ON.decode(text)
+    except json.JSONDecodeError as exc:
+        return _BAD, _byte_offset(raw, text, exc.pos)
+    except RecursionError:
+        pass
+    return _BAD, len(raw)
+
+
+#: Reads strings holding control characters (and the lone surrogates that stand for invalid UTF-8)
+#: as strings: only to learn where a damaged line's parse stops, never to take a value.
+_READ_ON = json.JSONDecoder(strict=False)
+
+
+def _byte_offset(raw: bytes, text: str, pos: int) -> int:
+    """The byte offset in ``raw`` of character ``pos`` of ``text`` (``raw`` decoded)."""
+    return pos if raw.isascii() else len(text[:pos].encode("utf-8", "surrogateescape"))
 
 
 class _Bad:
@@ -344,11 +412,11 @@ class JournalScanner:
             body, skip = body[3:], 3
         if not body.strip():
             return  # blank line: counted, not a defect
-        obj = _loads(body)
+        obj, stop = _loads(body)
         if obj is not _BAD:
             self._accept(obj, body, line_no, offset, offset + skip, length, events, defects)
             return
-        recovered = self._salvage_glued(body)
+        recovered = _salvage_glued(body, stop)
         if recovered is not None:
             pos, rec = recovered
             defects.append(
@@ -405,27 +473,6 @@ class JournalScanner:
             return Event(eid, name, ts, PARSED_BODY, line_no, offset, payload)
         return Event(eid, name, ts, body, line_no, offset)
 
-    def _salvage_glued(self, body: bytes) -> tuple[int, dict[str, Any]] | None:
-        candidates: list[int] = []
-        pos = body.find(b'{"event_id"', 1)
-        while pos > 0 and len(candidates) < _GLUE_MAX_CANDIDATES:
-            candidates.append(pos)
-            pos = body.find(b'{"event_id"', pos + 1)
-        pos = body.find(b"{", 1)
-        while pos > 0 and len(candidates) < 2 * _GLUE_MAX_CANDIDATES:
-            if pos not in candidates:
-                candidates.append(pos)
-            pos = body.find(b"{", pos + 1)
-        for pos in candidates:
-            if len(body) - pos > _GLUE_MAX_SUFFIX:
-                continue
-            obj = _loads(body[pos:])
-            if obj is not _BAD and obj.__class__ is dict:
-                eid = obj.get("event_id")
-                if isinstance(eid, str) and eid:
-                    return pos, obj
-        return None
-
     def _accept(
         self,
         obj: Any,
@@ -450,6 +497,9 @@ class JournalScanner:
                 Defect("missing_event_id", line_no, offset, length, "object without a string event_id")
             )
             return
+        if not is_unicode(eid):
+            defects.append(Defect("missing_event_id", line_no, offset, length, _NOT_UNICODE_ID))
+            return
         if eid in self.seen_ids:
             defects.append(
                 Defect(
@@ -469,6 +519,60 @@ class JournalScanner:
             what = "missing or non-string type" if not isinstance(etype, str) else f"undeclared type {etype!r}"
             defects.append(Defect("unknown_type", line_no, offset, length, what, event_id=eid))
         events.append(event)
+
+
+_NOT_UNICODE_ID = "event_id is not valid Unicode (a lone surrogate): the record cannot be replayed"
+
+
+def _usable_id(obj: Any) -> bool:
+    eid = obj.get("event_id") if obj.__class__ is dict else None
+    return isinstance(eid, str) and bool(eid) and is_unicode(eid)
+
+
+def _salvage_glued(body: bytes, stop: int) -> tuple[int, dict[str, Any]] | None:
+    """The record glued onto torn fragments at the end of ``body``, and where it starts; ``None``
+    when none can be recovered for sure (the rule is in the module docstring).
+
+    ``stop`` is where the exact parse of the whole line stopped. The starts are walked left to
+    right, and ``stop`` is always where the parse from the latest start not held by an earlier one
+    stopped. A start whose first bytes lie before ``stop`` was read through, so it may be held:
+    skipped, and so is every start it may hold (the parse that read through it reads through
+    those too). Any other start is parsed up to the next start's first bytes; only when that parse
+    reads through them (the next start may be held) is it parsed to the end of the line, to learn
+    where it stops. Each byte is handed to the parser at most twice this way, except by starts
+    that hold the next one and still fail: the budget (twice the line) refuses the line then.
+    """
+    size = len(body)
+    budget = 2 * size
+    head = len(_RECORD_START)
+    start = body.find(_RECORD_START, 1)
+    tries = 0
+    while start > 0:
+        if start + head <= stop:
+            start = body.find(_RECORD_START, stop - head + 1)
+            continue
+        tries += 1
+        nxt = body.find(_RECORD_START, start + 1)
+        end = size if nxt < 0 else nxt + head
+        if tries > _GLUE_MAX_STARTS or end - start > budget:
+            return None
+        budget -= end - start
+        obj, at = _loads(body[start:end])
+        if nxt < 0:  # the last start: the rest of the line, parsed whole
+            return (start, obj) if obj is not _BAD and _usable_id(obj) else None
+        if start + at < end:  # stopped before the next start: that one is not held by this one
+            stop = start + at
+            start = nxt
+            continue
+        if size - start > budget:
+            return None
+        budget -= size - start
+        obj, at = _loads(body[start:])
+        if obj is not _BAD:  # every later start lies inside this record
+            return (start, obj) if _usable_id(obj) else None
+        stop = start + at
+        start = body.find(_RECORD_START, start + 1)
+    return None
 
 
 @dataclass(slots=True)
@@ -499,20 +603,27 @@ def iter_journal(
 
     ``events`` are :class:`~journal.events.Event` values, or :class:`~journal.events.EventSummary`
     values with ``summaries=True``. Memory stays bounded by the chunk size plus the longest line.
-    Raises ``OSError`` only for the open/read itself (missing, unreadable file).
+
+    Raises:
+        OSError: only for the open/read itself: a missing or unreadable file, or one that is not a
+            regular file (never read, so a FIFO cannot block: :func:`journal.fs.open_regular`).
     """
-    with open(path, "rb") as fh:
+    with fs.open_regular(path) as fh:
         for events, defects in JournalScanner(summaries=summaries).read_file(fh, chunk_size):
             if events or defects:
                 yield events, defects
 
 
 def read_journal(path: str | os.PathLike[str]) -> JournalRead:
-    """Read a whole journal; never raises (a missing or unreadable file is reported in the result)."""
+    """Read a whole journal; never raises.
+
+    A missing file gives ``present=False``. One that cannot be read, or is not a regular file
+    (never read, so a FIFO cannot block), gives ``present=True`` and ``error``.
+    """
     result = JournalRead()
     scanner = JournalScanner()
     try:
-        with open(path, "rb") as fh:
+        with fs.open_regular(path) as fh:
             result.present = True
             for events, defects in scanner.read_file(fh, _CHUNK):
                 result.events += events
@@ -520,6 +631,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalRead:
     except FileNotFoundError:
         result.present = False
     except OSError as exc:
+        result.present = True
         result.error = f"cannot read {os.fspath(path)}: {exc.strerror or exc}"
     result.lines = scanner.line
     result.size = scanner.offset
@@ -532,8 +644,11 @@ def iter_journal_from(
     """:func:`iter_journal` from byte ``offset``, the start of line ``line + 1`` (as read before).
 
     Duplicate ids are checked among the events read from there on only.
+
+    Raises:
+        OSError: as :func:`iter_journal`.
     """
-    with open(path, "rb") as fh:
+    with fs.open_regular(path) as fh:
         fh.seek(offset)
         for events, defects in JournalScanner(offset=offset, line=line).read_file(fh, chunk_size):
             if events or defects:
@@ -545,9 +660,12 @@ def events_at(path: str | os.PathLike[str], offsets: Iterable[int]) -> dict[int,
 
     Each line is read again from its offset and classified alone (so a duplicate id is not
     recognised as one here); an offset where no record starts any more is left out.
+
+    Raises:
+        OSError: as :func:`iter_journal`.
     """
     out: dict[int, Event] = {}
-    with open(path, "rb") as fh:
+    with fs.open_regular(path) as fh:
         for off in sorted(set(offsets)):
             fh.seek(off)
             raw = fh.readline()
@@ -588,9 +706,12 @@ def last_event_id(path: str | os.PathLike[str], *, max_back: int = 8 << 20) -> t
     candidate is found, that whole window is read for the check (bounded, so still O(1) in journal
     size; :class:`journal.EventLog` skips this call when the journal is unchanged since its own
     append).
+
+    Raises:
+        OSError: the journal exists but cannot be read, or is not a regular file (never read).
     """
     try:
-        fh = open(path, "rb")
+        fh = fs.open_regular(path)
     except FileNotFoundError:
         return True, None
     with fh:
@@ -727,12 +848,17 @@ class JournalTail:
         return events, defects
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
-        """Read what was appended since the last poll (at most ``max_bytes`` when given)."""
+        """Read what was appended since the last poll (at most ``max_bytes`` when given).
+
+        Raises:
+            OSError: the journal exists but cannot be read, or is not a regular file (never
+                read, so a FIFO cannot block).
+        """
         events: list[Event] = []
         defects: list[Defect] = []
         reset = False
         try:
-            fh = open(self.path, "rb")
+            fh = fs.open_regular(self.path)
         except FileNotFoundError:
             if self._identity is not None:
                 self._restart()

@@ -50,12 +50,18 @@ def shard_path(archive_dir: str | os.PathLike[str], name: object) -> Path:
 def load_shard(path: str | os.PathLike[str]) -> list[Any] | None:
     """Entries of a shard; ``None`` when the file does not exist.
 
+    Only a regular file is read (links followed); anything else raises at once, never blocks
+    (:func:`journal.fs.open_regular`).
+
     Raises:
         ShardCorruptError: the file is not JSON or not a list.
+        OSError: the file exists but cannot be read, or is not a regular file (a folder:
+            ``IsADirectoryError``; a FIFO, socket or device: the message says which).
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with fs.open_regular(p) as fh:
+            data = fh.read()
     except FileNotFoundError:
         return None
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 from journal import fs
 from journal.codec import loads_exact
 from journal.errors import ViewCorruptError
-from journal.events import SENTINEL_NAME, now_iso
+from journal.events import SENTINEL_NAME, is_unicode, now_iso
 
 REFLECTIONS = "reflections.json"
 PERSONA = "persona.json"
@@ -24,15 +25,18 @@ VIEW_TYPES: dict[str, type] = {REFLECTIONS: list, PERSONA: dict, FACTS: list}
 def load_view(path: str | os.PathLike[str], expected: type, *, missing: Any = None) -> Any:
     """Load a view file that must have top-level type ``expected``.
 
-    A missing file gives ``missing`` (default: an empty ``expected()``).
+    A missing file gives ``missing`` (default: an empty ``expected()``). Only a regular file is
+    read (links followed): anything else raises at once, never blocks (:func:`journal.fs.open_regular`).
 
     Raises:
         ViewCorruptError: the file is not JSON or its top level has the wrong type.
-        OSError: the file exists but cannot be read.
+        OSError: the file exists but cannot be read, or is not a regular file (a folder:
+            ``IsADirectoryError``; a FIFO, socket or device: the message says which).
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with fs.open_regular(p) as fh:
+            data = fh.read()
     except FileNotFoundError:
         return expected() if missing is None else missing
     try:
@@ -88,10 +92,16 @@ class SentinelRead:
 
 
 def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
-    """Read ``events_applied.json`` with the design record's fallbacks; never raises."""
+    """Read ``events_applied.json`` with the design record's fallbacks; never raises.
+
+    Missing: ``missing``. Unreadable, not a regular file (never read, so a FIFO cannot block),
+    not JSON, not an object, or a ``last_applied_event_id`` that is neither null nor a string
+    of valid Unicode (no event can have such an id): ``malformed``, with the reason.
+    """
     p = Path(char_dir) / SENTINEL_NAME
     try:
-        data = p.read_bytes()
+        with fs.open_regular(p) as fh:
+            data = fh.read()
     except FileNotFoundError:
         return SentinelRead("missing")
     except OSError as exc:
@@ -110,6 +120,8 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
         return SentinelRead(
             "malformed", ts=ts, message=f"last_applied_event_id is a {type(value).__name__}, not a string"
         )
+    if not is_unicode(value):
+        return SentinelRead("malformed", ts=ts, message="last_applied_event_id is not valid Unicode (a lone surrogate)")
     return SentinelRead("ok", event_id=value, ts=ts)
 
 
@@ -117,10 +129,18 @@ def write_sentinel(char_dir: str | os.PathLike[str], event_id: str | None, *, du
     """Write the sentinel atomically (``indent=2``), as the memory server does.
 
     ``durable=False`` skips the fsyncs (scratch copies only).
+
+    Raises:
+        OSError: the write failed (the old sentinel is kept whole), or ``event_id`` cannot be
+            written (``errno.EINVAL``: not a string of valid Unicode, such as one holding a lone
+            surrogate); then nothing is written. Nothing else: every caller treats a failed
+            sentinel write as an ``OSError``.
     """
-    fs.atomic_write_json(
-        Path(char_dir) / SENTINEL_NAME, {"last_applied_event_id": event_id, "ts": now_iso()}, durable=durable
-    )
+    path = Path(char_dir) / SENTINEL_NAME
+    if event_id is not None and not (isinstance(event_id, str) and is_unicode(event_id)):
+        what = "not valid Unicode (a lone surrogate)" if isinstance(event_id, str) else "not a string"
+        raise OSError(errno.EINVAL, f"cannot write the sentinel: event id {event_id!r} is {what}", str(path))
+    fs.atomic_write_json(path, {"last_applied_event_id": event_id, "ts": now_iso()}, durable=durable)
 
 
 _IMMUTABLE_LEAVES = frozenset({str, int, float, bool, type(None)})

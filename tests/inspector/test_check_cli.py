@@ -277,13 +277,12 @@ def test_control_characters_from_a_hostile_journal_never_reach_the_terminal(
 
 def test_json_stays_valid_with_strings_that_are_not_unicode(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     b = folders.healthy(tmp_path)
-    fs.durable_append(
-        b.path / JOURNAL_NAME, b'{"event_id": "lone-\\ud800", "type": "persona.fact_added", "ts": "", "payload": {}}\n'
-    )
+    # An event id that is not valid Unicode is a defect, never an event (journal.reader); a type is kept.
+    fs.durable_append(b.path / JOURNAL_NAME, b'{"event_id": "lone", "type": "lone-\\ud800", "ts": "", "payload": {}}\n')
     code, out, _ = check(capsys, str(tmp_path), "--json", "--all-events")
     assert code == 1
-    ids = [e["event_id"] for e in json.loads(out)["characters"][0]["events"]]
-    assert ids[-1] == "lone-\ud800"
+    types = [e["type"] for e in json.loads(out)["characters"][0]["events"]]
+    assert types[-1] == "lone-\ud800"
 
 
 def test_end_to_end_in_a_child_process(tmp_path: Path) -> None:
@@ -373,14 +372,14 @@ def test_streamed_json_with_strings_that_are_not_unicode_is_the_same_escaped_doc
     # listed event or in a finding's message.
     monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", 2)
     b = folders.healthy(tmp_path, name="Zoë")
-    for event_id in (b"plain-pending", b"lone-\\ud800"):
-        line = b'{"event_id": "' + event_id + b'", "type": "persona.fact_added", "ts": "", "payload": {}}\n'
+    for event_id, event_type in ((b"plain-pending", b"persona.fact_added"), (b"lone", b"lone-\\ud800")):
+        line = b'{"event_id": "' + event_id + b'", "type": "' + event_type + b'", "ts": "", "payload": {}}\n'
         fs.durable_append(b.path / JOURNAL_NAME, line)
     with diagnose_path(tmp_path, now=FIXTURE_NOW) as d:
         whole = check_cmd.dumps_json(d, all_events=all_events)
         assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == whole
         assert b'"Zo\\u00eb"' in whole
-        assert json.loads(whole)["characters"][0]["events"][-1]["event_id"] == "lone-\ud800"
+        assert json.loads(whole)["characters"][0]["events"][-1]["type"] == "lone-\ud800"
         first = d.characters[0].findings[0]
         d.characters[0].findings[0] = dataclasses.replace(first, message=first.message + "\udc80")
         assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == check_cmd.dumps_json(

@@ -12,8 +12,11 @@ exactly. An arbitrary byte replacement can turn a record into a *different valid
 uuid digit changed): no reader without checksums can tell, so for those only lines left intact
 must give back exactly what was written.
 
-Payload keys never include ``event_id``: a payload embedding a complete record is indistinguishable
-from a glued record once the line is torn right after it, at any depth.
+Payload keys never include ``event_id``. A line torn right after a payload object that starts with
+that key is refused, not recovered (the reader's glued-line rule: such an object could be held by
+the record the line starts with). But once the same line is also damaged before that object,
+outside any string (a flipped brace, a NUL run), nothing tells it from a record glued onto a torn
+fragment; ``tests/hostile/test_reader_and_readers.py`` covers what can be told apart.
 """
 
 from __future__ import annotations
