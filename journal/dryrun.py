@@ -131,6 +131,8 @@ def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
         except PermissionError:
             target.touch()
             target.chmod(0)
+    elif path.exists():  # a FIFO, socket or device: replay refuses it, so the copy must hold one too
+        os.mkfifo(target)
 
 
 def replay_files(char_dir: Path) -> dict[str, bytes]:

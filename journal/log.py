@@ -108,7 +108,7 @@ def compaction_status(journal_path: str | os.PathLike[str], now: datetime | None
     first: bytes | None = None
     last_byte = b"\n"
     try:
-        with open(journal_path, "rb") as fh:
+        with fs.open_regular(journal_path) as fh:
             while chunk := fh.read(8 << 20):
                 if first is None:  # the first line, even when it is blank: never a later chunk's
                     first = chunk.split(b"\n", 1)[0][: 1 << 20]
@@ -157,7 +157,7 @@ def _file_ident(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-_O_RDONLY = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+_O_RDONLY = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks
 
 
 def _journal_end_if_unchanged(path: Path, end: _JournalEnd | None) -> str | None:

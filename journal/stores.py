@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from journal import fs
+from journal.codec import dumps_view
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
 from journal.shards import load_shard, validate_shard_name
@@ -175,11 +176,12 @@ class FolderStore(Confinement):
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
         path = self.shard_path(archive, basename)
+        data = dumps_view(entries)  # what it cannot encode is refused before anything is created
         if self.durable:
             fs.ensure_dir(path.parent)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-        fs.atomic_write_json(path, entries, durable=self.durable)
+        fs.atomic_write_bytes(path, data, durable=self.durable)
 
     def read_sentinel(self) -> SentinelRead:
         return read_sentinel(self.char_dir)
@@ -223,6 +225,7 @@ class MemoryStore(Confinement):
 
     def save_view(self, name: str, obj: Any) -> None:
         self.view_path(name)
+        dumps_view(obj)  # raises what a real save of it would raise
         self._views[name] = obj
         self.written.add(name)
 
@@ -235,6 +238,7 @@ class MemoryStore(Confinement):
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
         self.shard_path(archive, basename)
+        dumps_view(entries)  # raises what a real save of it would raise
         self._shards[(archive, basename)] = entries
         self.written.add(f"{archive}/{basename}")
 

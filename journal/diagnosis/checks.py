@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from journal import fs
 from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
@@ -431,7 +432,8 @@ def check_outbox(c: Character) -> None:
     try:
         if oprobe.kind != "file":
             raise IsADirectoryError(21, "Is a directory")
-        outbox = parse_outbox((c.dir / OUTBOX_NAME).read_bytes())
+        with fs.open_regular(c.dir / OUTBOX_NAME) as fh:
+            outbox = parse_outbox(fh.read())
     except OSError as exc:
         c.findings.add(
             "outbox.pending", "warning", f"{OUTBOX_NAME} cannot be read: {exc.strerror or exc}", file=OUTBOX_NAME
@@ -493,7 +495,7 @@ def check_compaction(c: Character) -> None:
 def _first_ts(c: Character) -> Any:
     """The ``ts`` of the journal's first line (``None``: unreadable)."""
     try:
-        with open(c.journal_path, "rb") as fh:
+        with fs.open_regular(c.journal_path) as fh:
             return first_line_ts(fh.readline(1 << 20))
     except OSError:
         return None

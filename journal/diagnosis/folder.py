@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from journal.codec import dumps_view
 from journal.diagnosis.findings import Findings
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
@@ -370,6 +371,7 @@ class ProjectionStore:
         view = self._folder.view(name, object)
         if view.refused and view.failure is not None:
             raise fresh(view.failure)
+        dumps_view(obj)  # raises what replay's save of it would raise
         self._overlay[self._target.get(name, (name,))] = obj
         self._saved.add(name)
         self.written.add(name)
@@ -388,6 +390,7 @@ class ProjectionStore:
 
     def save_shard(self, archive: str, basename: str, entries: list[Any]) -> None:
         validate_shard_name(basename)
+        dumps_view(entries)  # raises what replay's save of it would raise
         self._shards[(archive, basename)] = entries
         self.written.add(f"{archive}/{basename}")
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from journal import fs
 from journal.diagnosis.eventlist import EventList
 from journal.events import EventSummary
 from journal.reader import Defect, JournalScanner
@@ -41,7 +42,7 @@ def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | N
     records: list[EventSummary] = []
     defects: list[Defect] = []
     scanner = JournalScanner(summaries=True)
-    with open(Path(path), "rb") as fh:
+    with fs.open_regular(Path(path)) as fh:
         size = os.fstat(fh.fileno()).st_size
         for events, found in scanner.read_file(fh, REPORT_EVERY):
             records += events

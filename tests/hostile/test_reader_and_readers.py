@@ -442,7 +442,8 @@ def test_a_fifo_journal_is_a_clear_error_not_a_hang(tmp_path):
     ):
         with pytest.raises(OSError, match="not a regular file"):
             call()
-    dry_run(cd)  # returns
+    with pytest.raises(OSError, match="not a regular file"):  # the dry run meets what replay meets
+        dry_run(cd)
 
 
 @pytest.mark.timeout(10)

@@ -777,16 +777,14 @@ def test_unreadable_files_are_findings(tmp_path: Path, monkeypatch: pytest.Monke
     persona.unlink()
     persona.mkdir()  # a folder where a view should be
     os.mkfifo(b.path / "outbox.ndjson")  # reading a FIFO would hang: it must not be opened
-    import journal.diagnosis.scan as diagnose_module
+    real_open = fs.open_regular
 
-    real_open = open
-
-    def deny_journal(path: Any, *args: Any, **kwargs: Any) -> Any:
+    def deny_journal(path: Any) -> Any:
         if str(path).endswith(JOURNAL_NAME):
             raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *args, **kwargs)
+        return real_open(path)
 
-    monkeypatch.setattr(diagnose_module, "open", deny_journal, raising=False)
+    monkeypatch.setattr(fs, "open_regular", deny_journal)
     c = diagnose(tmp_path).characters[0]
     got = [(f.code, f.severity, f.message) for f in c.findings]
     assert ("journal.absent", "error", "events.ndjson exists but cannot be read: Permission denied") in got
