@@ -110,14 +110,16 @@ def apply_filter(
         Cancelled: the token was cancelled during the payload search.
     """
     pattern = flt.pattern()
-    kept = filter_fields(timeline, refs, flt)
-    if pattern is None or not kept:
-        return kept
+    if pattern is None:
+        return filter_fields(timeline, refs, flt)
+    # Without field filters the payload search takes the refs as they are (no million-item copy).
+    kept = filter_fields(timeline, refs, flt) if flt.by_fields else refs
+    if not len(kept):
+        return []
     journal = os.path.join(timeline.path, "events.ndjson")
     if len(kept) <= FEW_ROWS:
         return match_records(timeline, RecordReader(journal), kept, pattern)
-    hits = search_payloads(journal, timeline, kept, pattern, token)
-    return [r for i, r in enumerate(kept) if i in hits]
+    return search_payloads(journal, timeline, kept, pattern, token)
 
 
 def match_records(

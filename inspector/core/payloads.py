@@ -4,15 +4,21 @@ A million-event journal does not fit in memory with its payloads, and the table 
 few dozen rows. :class:`RecordReader` reads the records of the rows on screen in one short
 open/read/close (readers must not hold the file open: on Windows that makes the writer's
 ``os.replace`` fail), and :class:`SummaryCache` keeps the one-line summaries it derived.
-:func:`search_payloads` is the free-text / regex filter over payloads, run in a worker.
+:func:`search_payloads` is the free-text / regex filter over payloads, run in a worker; it reads
+the journal in chunks and looks at the few lines that can match, not at every line.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import os
 import re
+import sys
+from array import array
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +149,8 @@ class SummaryCache:
 
 # -- searching payloads ------------------------------------------------------------------------
 
-_CHUNK = 8 << 20
+#: Bytes read at a time by the search (1 to 8 MiB measured alike; a small one keeps less alive).
+_CHUNK = 2 << 20
 PAYLOAD_KEY = '"payload"'
 
 
@@ -162,74 +169,391 @@ def search_payloads(
     refs: Sequence[int],
     pattern: re.Pattern[str],
     token: CancelToken | None = None,
-) -> set[int]:
-    """Positions (in ``refs``) of rows whose payload matches ``pattern``.
+) -> list[int]:
+    r"""The refs of ``refs`` (file-ordered) whose payload matches ``pattern``, in the same order.
 
-    For an event, the text searched is its record's JSON from the ``"payload"`` key on (so ids,
-    types and timestamps do not match by accident); for a damaged line, the whole line. The file
-    is read in chunks; a chunk with no match anywhere is skipped without splitting it into lines.
+    The text searched is the row's journal line, decoded as UTF-8 with invalid bytes replaced:
+    for an event, from the line's first ``"payload"`` key on (so ids, types and timestamps do not
+    match by accident; see :func:`payload_matches`); for a damaged line, the whole line.
+
+    The file is read in chunks, and only the lines that can match are ever looked at one by one:
+
+    - a free-text search (the case-insensitive literal :func:`compile_search` makes) runs on the
+      bytes: each chunk is lower-cased (ASCII) and searched for the text's UTF-8 bytes, with the
+      other spellings ``re.IGNORECASE`` accepts for a character (``K`` for ``k``, ``ſ`` for ``s``,
+      ``É`` for ``é``...) added only when the chunk holds them; nothing is decoded;
+    - a regular expression that holds plain characters every match must hold (``tea$``,
+      ``\d+:00:00``) looks for them so, and decodes and searches only the lines that hold them;
+    - any other regular expression runs on each decoded chunk (``^`` and ``$`` at every line),
+      and each line it finds something in is searched again alone; a pattern that looks at the
+      start or end of the text (``\A``, ``\Z``) or around itself (lookarounds) is tried on every
+      line.
+
+    A matching line is mapped to its rows by bisecting the events' offsets (or line numbers).
+    Memory stays at a few chunks plus one list entry per event.
+
+    Raises:
+        Cancelled: ``token`` was cancelled (checked between chunks).
     """
-    hits: set[int] = set()
     if not len(refs):
-        return hits
-    by_line: dict[int, list[int]] = {}
-    line_of = timeline.line
-    for pos, ref in enumerate(refs):
-        by_line.setdefault(line_of(ref), []).append(pos)
-    line_no = 0
-    rest = b""
+        return []
+    rows = _RowIndex(timeline, refs)
+    literal = _literal_text(pattern)
     try:
         fh = open(path, "rb")
     except OSError:
-        return hits
+        return []
+    verify: re.Pattern[str] | None = None
+    if literal is None:
+        literal, verify = _required_text(pattern), pattern
     with fh:
-        while True:
-            if token is not None:
-                token.check()
-            chunk = fh.read(_CHUNK)
-            data = rest + chunk
-            if not chunk:
-                cut = len(data)
-                rest = b""
-            else:
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:
-                    rest = data
-                    continue
-                rest = data[cut:]
-            text = data[:cut].decode("utf-8", "replace")
-            if pattern.search(text) is None:
-                line_no += text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-            else:
-                line_no = _search_lines(text, line_no, pattern, refs, by_line, hits)
-            if not chunk:
-                break
-    return hits
-
-
-def _search_lines(
-    text: str,
-    line_no: int,
-    pattern: re.Pattern[str],
-    refs: Sequence[int],
-    by_line: dict[int, list[int]],
-    hits: set[int],
-) -> int:
-    lines = text.split("\n")
-    if text.endswith("\n"):
-        lines.pop()
-    for line in lines:
-        line_no += 1
-        positions = by_line.get(line_no)
-        if positions is None or pattern.search(line) is None:
-            continue
-        for pos in positions:
-            if refs[pos] < 0 or payload_matches(line, pattern):
-                hits.add(pos)
-    return line_no
+        # U+FFFD also stands for the bytes that are not UTF-8: only the decoded text has it.
+        if literal and "\ufffd" not in literal:
+            if "\n" in literal:
+                return []  # no line holds a newline
+            spelled = _Literal.of(literal)
+            return [] if spelled is None else _search_bytes(fh, spelled, rows, token, verify)
+        return _search_text(fh, pattern, rows, token)
 
 
 def payload_matches(record_text: str, pattern: re.Pattern[str]) -> bool:
     """Whether ``pattern`` matches a record's text from its ``"payload"`` key on."""
     start = record_text.find(PAYLOAD_KEY)
     return start >= 0 and pattern.search(record_text, start + len(PAYLOAD_KEY)) is not None
+
+
+# -- the rows of a line ---------------------------------------------------------------------------
+
+
+class _RowIndex:
+    """The rows of ``refs`` by where they are in the journal: a line's rows, without a dict of
+    every line (events by bisecting their offsets or lines; damaged lines, few, in dicts)."""
+
+    def __init__(self, timeline: CharacterTimeline, refs: Sequence[int]) -> None:
+        events = timeline.events
+        self.offsets = events.offsets()  # one list entry per event; the ints are the records'
+        self._lines: list[int] | None = None
+        self._events = events
+        self.count = len(self.offsets)
+        self.defects_at: dict[int, list[int]] = {}  # a damaged line's first byte -> its rows
+        self.defects_on: dict[int, list[int]] = {}  # its line number -> its rows
+        damaged = [r for r in refs if r < 0]
+        for ref in damaged:  # in file order
+            defect = timeline.defects[~ref]
+            self.defects_at.setdefault(defect.offset, []).append(ref)
+            self.defects_on.setdefault(defect.line, []).append(ref)
+        self.wanted: bytearray | None = None  # None: every event is a row
+        if len(refs) - len(damaged) != self.count:  # refs hold no repeats
+            wanted = bytearray(self.count)
+            any(map(wanted.__setitem__, (r for r in refs if r >= 0), itertools.repeat(1)))
+            self.wanted = wanted
+
+    @property
+    def lines(self) -> list[int]:
+        if self._lines is None:
+            self._lines = self._events.lines()
+        return self._lines
+
+    def events_between(self, start: int, stop: int) -> list[int]:
+        """The event rows whose record starts in ``[start, stop)`` (file offsets)."""
+        offsets, wanted = self.offsets, self.wanted
+        i = bisect.bisect_left(offsets, start)
+        out = []
+        while i < self.count and offsets[i] < stop:
+            if wanted is None or wanted[i]:
+                out.append(i)
+            i += 1
+        return out
+
+    def events_on(self, line: int) -> list[int]:
+        """The event rows of journal line ``line``."""
+        lines, wanted = self.lines, self.wanted
+        i = bisect.bisect_left(lines, line)
+        out = []
+        while i < self.count and lines[i] == line:
+            if wanted is None or wanted[i]:
+                out.append(i)
+            i += 1
+        return out
+
+
+def _chunks(fh: Any, token: CancelToken | None) -> Iterator[tuple[int, bytes, bool]]:
+    """``(file offset, data, last)``: the file in pieces of whole lines (the last may be
+    unterminated)."""
+    base = 0
+    rest = b""
+    while True:
+        if token is not None:
+            token.check()
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            if rest:
+                yield base, rest, True
+            return
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            rest = data
+            continue
+        rest = data[cut:]
+        yield base, data[:cut] if rest else data, False
+        base += cut
+
+
+# -- free text, on bytes ----------------------------------------------------------------------------
+
+_PAYLOAD_BYTES = PAYLOAD_KEY.encode()
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _literal_text(pattern: re.Pattern[str]) -> str | None:
+    """The text of a :func:`compile_search` free-text pattern (``None`` for any other pattern)."""
+    if pattern.flags != re.IGNORECASE | re.UNICODE:
+        return None
+    text = _ESCAPED.sub(r"\1", pattern.pattern)
+    return text if text and re.escape(text) == pattern.pattern else None
+
+
+#: Characters that mean something in a pattern (and a newline, which no line holds).
+_SPECIAL = frozenset(".^$*+?{}[]\\|()\n")
+#: What may follow a character and make it optional (``{`` may be a literal one: taken as optional).
+_OPTIONAL_AFTER = frozenset("*?{")
+
+
+def _required_text(pattern: re.Pattern[str]) -> str:
+    """The longest run of plain characters that every match of ``pattern`` holds (``""`` when
+    unsure): plain characters in the pattern's top-level sequence, outside groups, classes,
+    escapes and quantifier bounds, each not made optional by a quantifier. With a top-level
+    alternative or verbose whitespace, there is none."""
+    source = pattern.pattern
+    if pattern.flags & re.VERBOSE:
+        return ""
+    runs: list[str] = []
+    run: list[str] = []
+    depth = 0
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c not in _SPECIAL and depth == 0:
+            if i + 1 < n and source[i + 1] in _OPTIONAL_AFTER:
+                runs.append("".join(run))
+                run = []
+            else:
+                run.append(c)
+            i += 1
+            continue
+        runs.append("".join(run))
+        run = []
+        if c == "\\":
+            i = _after_escape(source, i)
+        elif c == "{":
+            close = source.find("}", i)
+            i = i + 1 if close < 0 else close + 1  # a quantifier's bounds are not text
+        elif c == "[":
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":
+                i += 1  # a ] first in a class is one of its characters
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+            i += 1
+        else:
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c == "|" and depth == 0:
+                return ""  # every match holds one alternative or the other
+            i += 1
+    runs.append("".join(run))
+    return max(runs, key=len)
+
+
+#: Escapes followed by a fixed number of hex digits.
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def _after_escape(source: str, i: int) -> int:
+    """Where the escape that starts at ``source[i]`` (a backslash) ends."""
+    kind = source[i + 1 : i + 2]
+    if kind in _HEX_ESCAPES:
+        return i + 2 + _HEX_ESCAPES[kind]
+    end = i + 2  # \N{NAME}: its braces are skipped like a quantifier's
+    if kind.isdigit():  # a group reference or an octal escape: up to three digits
+        while end < len(source) and end < i + 4 and source[end].isdigit():
+            end += 1
+    return end
+
+
+#: Every character each character matches under ``re.IGNORECASE``, itself included (filled as
+#: searches need them).
+_VARIANTS: dict[str, tuple[str, ...]] = {}
+
+
+def _case_variants(chars: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The characters ``re.IGNORECASE`` lets each of ``chars`` match, asked of the regex engine
+    itself: one case-insensitive class of them all over every code point, then each hit sorted
+    out to the characters it matches."""
+    todo = sorted(set(chars) - _VARIANTS.keys())
+    if todo:
+        every = _every_character()
+        hits = re.compile("[" + "".join(map(re.escape, todo)) + "]", re.IGNORECASE).findall(every)
+        for c in todo:
+            one = re.compile(re.escape(c), re.IGNORECASE).fullmatch
+            _VARIANTS[c] = tuple(x for x in hits if one(x))
+    return {c: _VARIANTS[c] for c in chars}
+
+
+def _every_character() -> str:
+    """Every code point but the surrogates (which decoded text never holds), in order."""
+    codec = "utf-32-le" if sys.byteorder == "little" else "utf-32-be"
+    points = array("I", range(0xD800))
+    points.extend(range(0xE000, sys.maxunicode + 1))
+    return points.tobytes().decode(codec)
+
+
+class _Literal:
+    """A case-insensitive literal as bytes to find in a lower-cased (ASCII) chunk.
+
+    Attributes:
+        spellings: per character, its lower-cased UTF-8 spellings; the first is the usual one
+            (ASCII when there is one), the others are searched for only where a chunk holds them.
+    """
+
+    def __init__(self, spellings: list[tuple[bytes, ...]]) -> None:
+        self.spellings = spellings
+        self.plain = b"".join(s[0] for s in spellings)
+        self._others = sorted({o for s in spellings for o in s[1:]})
+
+    @classmethod
+    def of(cls, text: str) -> _Literal | None:
+        """The literal for ``text``; ``None`` when no decoded text can hold it (a lone surrogate)."""
+        variants = _case_variants(text)
+        spellings = []
+        for c in text:
+            if not variants[c]:
+                return None
+            encoded = list(dict.fromkeys(x.encode("utf-8").lower() for x in (c, *variants[c])))
+            encoded.sort(key=lambda b: not b.isascii())  # the ASCII spelling first, else c's own
+            spellings.append(tuple(encoded))
+        return cls(spellings)
+
+    def finder(self, data: bytes) -> Callable[[int, int], int]:
+        """``find(start, stop)``: where the literal first starts in ``data[start:stop]``, or -1."""
+        ascii_data = data.isascii()
+        if ascii_data and not self.plain.isascii():
+            return _nowhere  # every spelling of some character is non-ASCII
+        # Lower-cased only when the literal has ASCII letters (positions do not move).
+        low = data.lower() if self.plain != self.plain.upper() else data
+        present = set()
+        if not ascii_data:  # every other spelling is non-ASCII
+            present = {o for o in self._others if o[:1] in low and o in low}
+        if not present:
+            return functools.partial(low.find, self.plain)
+        parts = []
+        for s in self.spellings:
+            kept = [s[0], *(o for o in s[1:] if o in present)]
+            parts.append(re.escape(kept[0]) if len(kept) == 1 else b"(?:" + b"|".join(map(re.escape, kept)) + b")")
+        search = re.compile(b"".join(parts)).search
+
+        def find(start: int, stop: int) -> int:
+            m = search(low, start, stop)
+            return -1 if m is None else m.start()
+
+        return find
+
+
+def _nowhere(start: int, stop: int) -> int:
+    return -1
+
+
+def _search_bytes(
+    fh: Any, literal: _Literal, rows: _RowIndex, token: CancelToken | None, verify: re.Pattern[str] | None
+) -> list[int]:
+    """The rows whose line holds ``literal`` (after the payload key, for an event), or, with
+    ``verify``, whose line holds it and, decoded, matches ``verify`` (as :func:`payload_matches`
+    says, for an event)."""
+    hits: list[int] = []
+    key = _PAYLOAD_BYTES
+    after_key = len(key)
+    offsets, wanted, count, defects_at = rows.offsets, rows.wanted, rows.count, rows.defects_at
+    bisect_left = bisect.bisect_left
+    i = 0  # the events before offsets[i] are behind the search
+    for base, data, _last in _chunks(fh, token):
+        find = literal.finder(data)
+        end = len(data)
+        at = find(0, end)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            stop = data.find(b"\n", at)
+            if stop < 0:
+                stop = end
+            damaged = defects_at.get(base + start) if defects_at else None
+            if i < count and offsets[i] < base + start:  # (dense hits: usually the next event already)
+                i = bisect_left(offsets, base + start, i + 1)
+            # The event of this line, if it has one (a line holds one event at most) and it is a row.
+            event = i < count and offsets[i] < base + stop and (wanted is None or wanted[i])
+            if verify is not None:
+                if damaged or event:
+                    text = data[start:stop].decode("utf-8", "replace")
+                    if damaged and verify.search(text) is not None:
+                        hits += damaged
+                    if event and payload_matches(text, verify):
+                        hits.append(i)
+            else:
+                if damaged:
+                    hits += damaged  # the whole line is searched: it holds the text
+                if event:
+                    payload = data.find(key, start, stop)
+                    if payload >= 0 and (at >= payload + after_key or find(payload + after_key, stop) >= 0):
+                        hits.append(i)
+            at = find(stop + 1, end) if stop < end else -1
+    return hits
+
+
+# -- regular expressions, on text ----------------------------------------------------------------------
+
+#: What makes a pattern's match on a line depend on the text beyond the line.
+_LOOKS_BEYOND = re.compile(r"\\[AZ]|\(\?<?[=!]")
+
+
+def _search_text(fh: Any, pattern: re.Pattern[str], rows: _RowIndex, token: CancelToken | None) -> list[int]:
+    if _LOOKS_BEYOND.search(pattern.pattern):
+        finder = re.compile("^", re.MULTILINE)  # every line is a candidate
+    else:
+        # Whatever the pattern finds in a line alone it also finds in the chunk, with ^ and $ at
+        # every line: so the chunk search only skips lines it cannot match.
+        finder = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
+    hits: list[int] = []
+    line = 1
+    for _base, data, last in _chunks(fh, token):
+        text = data.decode("utf-8", "replace")
+        end = len(text)
+        counted = 0
+        pos = 0
+        while pos <= end:
+            m = finder.search(text, pos)
+            if m is None:
+                break
+            at = m.start()
+            if at == end and not last:
+                break  # after the chunk's last newline: the next chunk's first line
+            start = text.rfind("\n", 0, at) + 1
+            stop = text.find("\n", at)
+            if stop < 0:
+                stop = end
+            line += text.count("\n", counted, start)
+            counted = start
+            pos = stop + 1
+            damaged = rows.defects_on.get(line) if rows.defects_on else None
+            events = rows.events_on(line)
+            if not damaged and not events:
+                continue
+            record = text[start:stop]
+            if damaged and pattern.search(record) is not None:
+                hits += damaged
+            if events and payload_matches(record, pattern):
+                hits += events
+        line += text.count("\n", counted)
+    return hits
