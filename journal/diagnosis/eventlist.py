@@ -36,28 +36,34 @@ class EventList(MutableSequence[EventInfo]):
             object per entry.
     """
 
-    __slots__ = ("_notes", "_states", "entries", "records")
+    __slots__ = ("_intern", "_notes", "_states", "entries", "records")
 
     def __init__(self, items: Iterable[EventInfo] = ()) -> None:
         self.records: list[EventSummary] = []
         self.entries: list[str | None] = []
         self._states = bytearray()
         self._notes: dict[int, tuple[str | None, str | None]] = {}
+        self._intern: dict[str, str] = {}  # one string object per entry
         self.extend(items)
 
-    @classmethod
-    def of_records(cls, records: list[EventSummary]) -> EventList:
-        """Every record pending, with its entry worked out once."""
-        events = cls()
-        events.records = records
-        intern: dict[str, str] = {}
-        keep = intern.setdefault
-        entries = events.entries
+    def take_records(self, records: list[EventSummary]) -> None:
+        """Append the reader's records, pending, each with its entry worked out once.
+
+        A record keeps its :class:`~journal.events.EntryKeys` only where they say more than its
+        entry (an archive event's shard and snapshot id, a merge's ``absorbed_into``); the others'
+        keys are dropped, since their entry is in :attr:`entries` (a million copies of a few
+        thousand ids would otherwise stay alive, ~140 MB per million events).
+        """
+        keep = self._intern.setdefault
+        entries = self.entries
         for rec in records:
-            ref = entry_ref(rec.type, rec.keys)
+            keys = rec.keys
+            ref = entry_ref(rec.type, keys)
             entries.append(None if ref is None else keep(ref, ref))
-        events._states = bytearray([_STATE_CODE["pending"]]) * len(records)
-        return events
+            if keys.archive_shard_path is None and keys.absorbed_into is None:
+                rec.keys = _NO_KEYS
+        self.records += records
+        self._states += bytearray([_STATE_CODE["pending"]]) * len(records)
 
     # -- one field of event i, or of every event -----------------------------------------------
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from journal import fs
 from journal.diagnosis.eventlist import EventList
-from journal.events import EventSummary
 from journal.reader import Defect, JournalScanner
 
 #: Bytes read per call (and between two progress reports).
@@ -39,14 +38,14 @@ def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | N
     ``report(bytes_done)`` is called every :data:`REPORT_EVERY` bytes but at the end; it may raise (to cancel),
     and the exception propagates. Raises ``OSError`` only for the open/read itself.
     """
-    records: list[EventSummary] = []
+    kept = EventList()
     defects: list[Defect] = []
     scanner = JournalScanner(summaries=True)
     with fs.open_regular(Path(path)) as fh:
         size = os.fstat(fh.fileno()).st_size
         for events, found in scanner.read_file(fh, REPORT_EVERY):
-            records += events
+            kept.take_records(events)
             defects += found
             if report is not None and scanner.offset < size:  # the caller reports the end itself
                 report(scanner.offset)
-    return JournalScan(EventList.of_records(records), defects, scanner.line, scanner.offset)
+    return JournalScan(kept, defects, scanner.line, scanner.offset)
