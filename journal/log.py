@@ -343,7 +343,15 @@ class EventLog:
         return load_view(path, expected)
 
     def _append(self, character: str, journal: Path, event: Event, line: bytes) -> None:
-        """Durably append ``line`` and remember where it left the journal. Caller holds the lock."""
+        """Durably append ``line`` and remember where it left the journal. Caller holds the lock.
+
+        Raises:
+            ViewCorruptError: the journal or the sentinel is a link leading out of the character
+                folder (nothing written: the sentinel is written after the append).
+        """
+        own = Confinement(journal.parent)
+        own.view_path(JOURNAL_NAME)
+        own.view_path(SENTINEL_NAME)
         self._ends.pop(character, None)
         offset = fs.durable_append(journal, line)
         try:

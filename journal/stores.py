@@ -187,6 +187,7 @@ class FolderStore(Confinement):
         return read_sentinel(self.char_dir)
 
     def write_sentinel(self, event_id: str | None) -> None:
+        self.view_path(SENTINEL_NAME)  # a link leading out of the folder is refused, as a view is
         write_sentinel(self.char_dir, event_id, durable=self.durable)
 
 

@@ -390,3 +390,27 @@ def test_record_and_save_refuses_to_replace_the_journals_own_files(tmp_path: Pat
         with pytest.raises(ValueError, match="is not a view"):
             log.record_and_save("Alice", "reflection.evidence_updated", {"reflection_id": "r"}, lambda v: v, view=name)
     assert not (tmp_path / "Alice").exists()  # nothing written, not even the folder
+
+
+def test_a_journal_or_sentinel_linked_out_of_the_folder_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from journal import EventLog
+    from journal.errors import ViewCorruptError
+    from journal.events import JOURNAL_NAME, SENTINEL_NAME
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in (JOURNAL_NAME, SENTINEL_NAME):
+        root = tmp_path / f"root-{name}"
+        cd = root / "Alice"
+        cd.mkdir(parents=True)
+        (cd / "reflections.json").write_text('[{"id": "r", "reinforcement": 1.0}]')
+        target = outside / name
+        target.write_bytes(b"untouched\n")
+        (cd / name).symlink_to(target)
+        before = {p.name: p.read_bytes() for p in cd.iterdir() if not p.is_symlink()}
+        with pytest.raises(ViewCorruptError, match="outside the character folder"):
+            EventLog(root).record_and_save(
+                "Alice", "reflection.evidence_updated", {"reflection_id": "r"}, lambda v: v, view="reflections.json"
+            )
+        assert target.read_bytes() == b"untouched\n"
+        assert {p.name: p.read_bytes() for p in cd.iterdir() if not p.is_symlink()} == before
