@@ -31,6 +31,7 @@ from journal.events import (
     new_event,
 )
 from journal.handlers import HandlerRegistry, block_reason, default_registry, entry_ref
+from journal.lastevent import last_event_id
 from journal.log import (
     CompactionStatus,
     EventLog,
@@ -43,10 +44,7 @@ from journal.reader import (
     Defect,
     JournalRead,
     JournalScanner,
-    JournalTail,
-    TailUpdate,
     iter_journal,
-    last_event_id,
     read_journal,
 )
 from journal.reconcile import (
@@ -66,6 +64,7 @@ from journal.shards import (
     validate_shard_name,
 )
 from journal.stores import FolderStore, MemoryStore, Store
+from journal.tail import JournalTail, TailUpdate
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, load_view, read_sentinel, write_sentinel
 
 __version__ = "0.1.0"

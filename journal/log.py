@@ -30,8 +30,9 @@ from journal.events import (
     new_event,
     now_iso,
 )
+from journal.lastevent import last_event_id
 from journal.outbox import OUTBOX_NAME
-from journal.reader import JournalRead, last_event_id, read_journal
+from journal.reader import JournalRead, read_journal
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, append_entries, choose_shard, ensure_shard
 from journal.stores import Confinement
 from journal.views import (

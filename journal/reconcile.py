@@ -54,9 +54,9 @@ from journal import fs
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, default_registry, try_apply
 from journal.log import EventLog, check_character_name
-from journal.reader import JournalTail
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.stores import FolderStore, Store
+from journal.tail import JournalTail
 
 if TYPE_CHECKING:
     import asyncio
@@ -177,7 +177,7 @@ def _sweep_temp_files(char_dir: Path, durable: bool) -> list[str]:
 
 
 class _JournalFollower:
-    """The events of one journal, followed by a :class:`~journal.reader.JournalTail`.
+    """The events of one journal, followed by a :class:`~journal.tail.JournalTail`.
 
     A journal that shrank or was replaced (compaction) is read again from the start. An
     unterminated last line is offered as an event when it parses (as :func:`read_journal` does),

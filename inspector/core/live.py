@@ -3,7 +3,7 @@
 :class:`FolderWatcher` collects changed paths under the opened folder and hands them over in
 debounced batches, in its own thread. :class:`LiveFolder` turns a batch into
 :class:`LiveUpdate` values, one per character: rows read from the journal's new bytes only
-(:class:`journal.reader.JournalTail`), the re-read sentinel, the view / shard / outbox files that
+(:class:`journal.tail.JournalTail`), the re-read sentinel, the view / shard / outbox files that
 were replaced. Nothing here writes anywhere.
 """
 
@@ -21,8 +21,9 @@ from inspector.core.timeline import CharacterTimeline, Row
 from journal.diagnosis import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.handlers import entry_ref
-from journal.reader import Defect, JournalTail
+from journal.reader import Defect
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
+from journal.tail import JournalTail
 from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, read_sentinel
 
 #: Files whose replacement changes what the diagnosis says (so states are recomputed).

@@ -28,19 +28,18 @@ from journal.diagnosis import diagnose_character
 from journal.dryrun import dry_run
 from journal.errors import PayloadError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event, make_event
+from journal.lastevent import classify_record, last_event_id
 from journal.outbox import OUTBOX_NAME, read_outbox
 from journal.reader import (
     JournalScanner,
-    JournalTail,
-    classify_record,
     events_at,
     iter_journal,
     iter_journal_from,
-    last_event_id,
     read_journal,
 )
 from journal.reconcile import Reconciler, startup_sequence
 from journal.shards import REFLECTION_ARCHIVE, load_shard
+from journal.tail import JournalTail
 from journal.views import REFLECTIONS, load_view, read_sentinel, write_sentinel
 from tests.journal._replay_kit import CHAR, evidence, make_character, reflection, tree_hashes
 

@@ -10,7 +10,7 @@ import threading
 from inspector.core.live import FolderWatcher, LiveFolder, WatchStatus
 from inspector.core.timeline import CharacterTimeline
 from journal import EventLog
-from journal.reader import JournalTail
+from journal.tail import JournalTail
 from tests.inspector.gui_fixtures import append_applied, hand_diagnosis, write_character
 
 
