@@ -176,10 +176,12 @@ class EntryKeys(msgspec.Struct, gc=False, frozen=True):
     entry_snapshot: SnapshotKeys | None = None
 
     def get(self, key: str, default: Any = None) -> Any:
-        value = getattr(self, key, default) if key in self.__struct_fields__ else default
-        if key == "entry_snapshot" and value is not None:
-            return {"id": value.id}
-        return default if value is None else value
+        if key not in _ENTRY_KEY_FIELDS:
+            return default
+        value = getattr(self, key)
+        if value is None:
+            return default
+        return {"id": value.id} if key == "entry_snapshot" else value
 
     @classmethod
     def of(cls, payload: Any) -> EntryKeys:
@@ -199,6 +201,7 @@ class EntryKeys(msgspec.Struct, gc=False, frozen=True):
 
 
 _NO_KEYS = EntryKeys()
+_ENTRY_KEY_FIELDS = frozenset(EntryKeys.__struct_fields__)
 
 
 class EventSummary(msgspec.Struct, gc=False):
