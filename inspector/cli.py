@@ -4,7 +4,7 @@
     memory-inspector check PATH [--character NAME] [--json] [--all-events]
     memory-inspector replay PATH --character NAME [--dry-run] [--until EVENT_ID] [--repair-orphans]
                             [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
-    memory-inspector restore BACKUP [--yes]
+    memory-inspector restore BACKUP [--to DIR] [--yes]
 
 Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.
 """
@@ -73,6 +73,11 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
     if command == "restore":
         p = _Parser(prog="memory-inspector restore", description="Put a replay backup back.")
         p.add_argument("backup", help="a backup folder written by replay")
+        p.add_argument(
+            "--to",
+            metavar="DIR",
+            help="the character folder to restore into (default: the one the index of backups recorded)",
+        )
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         return p
     raise ValueError(command)

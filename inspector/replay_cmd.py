@@ -3,8 +3,13 @@
 Both print what they would do first (the same text the window shows), then ask on the terminal
 unless ``--yes`` was given; when stdin is not a terminal they refuse instead of guessing.
 
+``restore`` writes only into a folder named from outside the backup: ``--to DIR``, or the one the
+index of backups recorded when the backup was taken (see
+:func:`inspector.core.replay.restore_target`).
+
 Exit codes: 0 everything planned was applied (or restored, or nothing was pending); 1 replay
-stopped at a blocked event, was cancelled or declined, or a guard refused; 2 bad input.
+stopped at a blocked event, was cancelled or declined, or a guard refused (restore: the backup is
+not vouched for by the index); 2 bad input (restore: the folder cannot take the backup).
 """
 
 from __future__ import annotations
@@ -169,10 +174,17 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    """``memory-inspector restore BACKUP [--yes]`` (see :mod:`inspector.cli`)."""
+    """``memory-inspector restore BACKUP [--to DIR] [--yes]`` (see :mod:`inspector.cli`).
+
+    ``args.to`` (optional): the character folder to restore into; without it, the folder the index
+    of backups recorded for this backup.
+    """
     prompter = TerminalPrompter(assume_yes=bool(args.yes))
+    to = getattr(args, "to", None)
     try:
-        outcome = run_guarded_restore(Path(args.backup).expanduser(), prompter)
+        outcome = run_guarded_restore(
+            Path(args.backup).expanduser(), prompter, to=Path(to).expanduser() if to else None
+        )
     except BadInputError as exc:
         _err("restore", str(exc))
         return 2

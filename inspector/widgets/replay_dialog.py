@@ -26,12 +26,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
@@ -48,8 +45,6 @@ from inspector.core import replay as gr
 from inspector.core.replay import (
     ASK_EXTRACT,
     ASK_RECENT_WRITES,
-    ASK_RESTORE,
-    BackupSummary,
     Plan,
     PlannedEvent,
     Preflight,
@@ -60,6 +55,7 @@ from inspector.core.replay import (
     RestorePlan,
     Scope,
 )
+from inspector.widgets.restore_dialog import RestoreDialog
 from journal.handlers import HandlerRegistry
 
 #: The "up to event" list offers at most this many pending events (the command line takes any id).
@@ -322,71 +318,6 @@ class ReplayDialog(QDialog):
         dialog.exec()
 
 
-class RestoreDialog(QDialog):
-    """Choose a backup to put back: the backups of this character, newest first, or any folder.
-
-    Attributes:
-        backups_view: one row per backup (its path in ``Qt.UserRole``).
-    """
-
-    def __init__(self, backups: list[BackupSummary], start_dir: Path, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Restore backup")
-        self.resize(640, 360)
-        self._start_dir = start_dir
-        self._chosen: Path | None = None
-        layout = QVBoxLayout(self)
-        label = QLabel(
-            "Put a backup back into the folder it was taken from. The folder as it is now is backed "
-            "up first, so a restore can be undone too."
-        )
-        label.setWordWrap(True)
-        layout.addWidget(label)
-        self.backups_view = QListWidget()
-        for b in backups:
-            item = QListWidgetItem(b.label())
-            item.setData(Qt.ItemDataRole.UserRole, str(b.path))
-            item.setToolTip(str(b.path))
-            self.backups_view.addItem(item)
-        if backups:
-            self.backups_view.setCurrentRow(0)
-        layout.addWidget(self.backups_view, 1)
-        buttons = QDialogButtonBox()
-        self.restore_button = buttons.addButton("Restore…", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.browse_button = buttons.addButton("Other folder…", QDialogButtonBox.ButtonRole.ActionRole)
-        buttons.addButton(QDialogButtonBox.StandardButton.Cancel).clicked.connect(self.reject)
-        self.restore_button.setEnabled(bool(backups))
-        self.restore_button.clicked.connect(self._on_restore_clicked)
-        self.browse_button.clicked.connect(self._on_browse_clicked)
-        self.backups_view.itemDoubleClicked.connect(self._on_restore_clicked)
-        layout.addWidget(buttons)
-
-    def chosen(self) -> Path | None:
-        return self._chosen
-
-    @Slot()
-    def _on_restore_clicked(self, *_args: Any) -> None:
-        item = self.backups_view.currentItem()
-        if item is not None:
-            self._chosen = Path(item.data(Qt.ItemDataRole.UserRole))
-            self.accept()
-
-    @Slot()
-    def _on_browse_clicked(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Choose a backup folder", str(self._start_dir))
-        if path:
-            self._chosen = Path(path)
-            self.accept()
-
-    @classmethod
-    def ask(cls, parent: QWidget | None, backups: list[BackupSummary], start_dir: Path) -> Path | None:
-        """The backup folder to restore, or ``None``."""
-        dialog = cls(backups, start_dir, parent)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return None
-        return dialog.chosen()
-
-
 class QuestionDialog:
     """A yes/no question with its supporting text folded under "Show Details"."""
 
@@ -471,6 +402,8 @@ class ReplayController(QObject):
         current_target: what the window has open.
         prompter: questions and notices (default: real dialogs).
         backup_root: where backups go (default: the user's data folder).
+        index_path: the index of backups (default: the user's data folder); restore puts a backup
+            back only into the folder recorded there.
         state_dir: where ``launcher.lock`` lives (default: ``NEKO_RUNTIME_STATE_DIR`` / platform).
         registry: replay handlers (default: the five production handlers).
 
@@ -501,6 +434,7 @@ class ReplayController(QObject):
         *,
         prompter: ReplayPrompter | None = None,
         backup_root: Path | None = None,
+        index_path: Path | None = None,
         state_dir: Path | None = None,
         registry: HandlerRegistry | None = None,
     ) -> None:
@@ -509,6 +443,7 @@ class ReplayController(QObject):
         self._current_target = current_target
         self.prompter: ReplayPrompter = prompter or DialogReplayPrompter(parent)
         self.backup_root = Path(backup_root) if backup_root is not None else gr.default_backup_root()
+        self.index_path = Path(index_path) if index_path is not None else gr.default_index_path()
         self.state_dir = state_dir
         self.registry = registry
         self._cancel = threading.Event()
@@ -585,13 +520,14 @@ class ReplayController(QObject):
             character = None
             if current is not None:
                 character = current[1] or Path(current[0]).name
-            backups = gr.list_backups(self.backup_root, character) if character else []
+            backups = gr.list_backups(self.backup_root, character, index_path=self.index_path) if character else []
             chosen = RestoreDialog.ask(self._window, backups, self.backup_root)
             if chosen is None:
                 self._end(None)
                 return
             backup = chosen
-        self._run(lambda job: gr.plan_restore(backup), self._on_restore_planned)
+        index_path = self.index_path
+        self._run(lambda job: gr.plan_restore(backup, index_path=index_path), self._on_restore_planned)
 
     # -- replay steps ----------------------------------------------------------------------------------------
 
@@ -645,7 +581,7 @@ class ReplayController(QObject):
         dialog.show()
         self.progress_dialog = dialog
         cancel, preflight, registry = self._cancel, self._preflight, self.registry
-        backup_root, state_dir = self.backup_root, self.state_dir
+        backup_root, state_dir, index_path = self.backup_root, self.state_dir, self.index_path
 
         def work(job: _Job) -> ReplayOutcome:
             return gr.execute(
@@ -656,6 +592,7 @@ class ReplayController(QObject):
                 registry=registry,
                 should_continue=lambda: not cancel.is_set(),
                 on_progress=job.progress.emit,
+                index_path=index_path,
             )
 
         self._run(work, lambda outcome: self._on_applied(plan, outcome))
@@ -678,23 +615,16 @@ class ReplayController(QObject):
         text = "\n".join(gr.describe_restore_plan(rp))
         if not rp.ok or not rp.has_work:
             status = "refused" if not rp.ok else "nothing_to_do"
-            self._end(text, RestoreOutcome(status, rp, text))
+            self._end(text, RestoreOutcome(status, rp, rp.refused_because or text))
             return
-        question = Question(
-            ASK_RESTORE,
-            "Restore backup",
-            f"Put the backup of {rp.backup.character} from {rp.backup.created_at} back into {rp.target}? "
-            "The folder as it is now is backed up first.",
-            text,
-        )
-        if not self.prompter.ask(question):
+        if not self.prompter.ask(gr.restore_question(rp)):
             self._end(None)
             return
-        state_dir = self.state_dir
-        self._run(lambda job: gr.execute_restore(rp, state_dir=state_dir), self._on_restored)
+        state_dir, index_path = self.state_dir, self.index_path
+        self._run(lambda job: gr.execute_restore(rp, state_dir=state_dir, index_path=index_path), self._on_restored)
 
     def _on_restored(self, outcome: RestoreOutcome) -> None:
-        if outcome.written or outcome.removed:
+        if (outcome.written or outcome.removed) and outcome.plan.target is not None:
             self.folder_changed.emit(str(outcome.plan.target))
         self._end("\n".join(gr.describe_restore_outcome(outcome)), outcome)
 

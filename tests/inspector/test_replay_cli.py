@@ -220,6 +220,33 @@ def test_restore_round_trip(root, backups, capsys):
     assert hash_tree(cd) == original
 
 
+def test_restore_shows_the_folder_in_full_and_where_it_comes_from(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    replay(root, backups, "--yes")
+    (backup,) = _backup_dirs(backups)
+    capsys.readouterr()
+    assert main(["restore", str(backup), "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert f"Into: {cd.resolve()}  (recorded in the index of backups when it was taken)" in out
+    assert f"back into {cd.resolve()}?" in out
+
+
+def test_restore_of_a_backup_not_in_the_index_exits_1_and_names_to(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    replay(root, backups, "--yes")
+    (backup,) = _backup_dirs(backups)
+    gr.default_index_path().write_text('{"schema": 1, "backups": []}')  # its entry is lost
+    after = hash_tree(cd)
+    assert main(["restore", str(backup), "--yes"]) == 1
+    out = capsys.readouterr().out
+    assert "not in the index of backups" in out and "--to DIR" in out
+    assert hash_tree(cd) == after
+    # ``--to`` names the folder instead.
+    assert main(["restore", str(backup), "--yes", "--to", str(cd)]) == 0
+    assert f"Into: {cd.resolve()}  (the folder you named with --to)" in capsys.readouterr().out
+    assert hash_tree(cd) == gr.load_backup(backup).hashes()
+
+
 def test_restore_of_a_tampered_backup_exits_1(root, backups, capsys):
     cd = build_case(root, "pending_tail")
     replay(root, backups, "--yes")

@@ -12,8 +12,10 @@ The guards, in order (issue 6), one module per step:
 2. :func:`make_plan` (:mod:`.plan`) — a dry run of the same reconciler on a scratch copy: which
    events would apply, where replay would stop and why (:func:`explain_block`), a per-file diff, and
    the fingerprints of every file the plan depends on. Nothing in the real folder changes.
-3. :func:`create_backup` (:mod:`.backup`) — the character folder is copied to a timestamped folder
-   *outside* it, with a SHA-256 manifest.
+3. :func:`create_backup` (:mod:`.backup`) — the character folder is copied to a timestamped,
+   private (0700) folder *outside* it, with a SHA-256 manifest, and recorded in the index of
+   backups in the app's own data folder (:func:`default_index_path`): the folder it came from and
+   the SHA-256 of its manifest.
 4. :func:`fingerprint_folder` (:mod:`.fingerprints`) — checked against the plan (and against the
    backup's manifest) right before applying; any difference stops the run so that it can be
    re-planned.
@@ -23,7 +25,9 @@ The guards, in order (issue 6), one module per step:
 6. A JSON report beside the backup (plan, outcome, ids applied, where it stopped, fingerprints,
    who and when, override flags).
 7. :func:`plan_restore` / :func:`execute_restore` (:mod:`.restore`) — put a backup back, verified
-   against its manifest, one atomic replace per file through :mod:`journal.fs`.
+   against its manifest, one atomic replace per file through :mod:`journal.fs`, into a folder that
+   comes from outside the backup (:func:`restore_target`: the person's ``--to``, or the index entry
+   whose manifest hash still matches) and is still a character folder.
 
 Questions go through an injected :class:`ReplayPrompter` (:class:`HeadlessReplayPrompter` for tests and
 scripts; :mod:`.prompter`); :func:`run_guarded_replay` (:mod:`.driver`) and :func:`run_guarded_restore`
@@ -40,16 +44,27 @@ from __future__ import annotations
 
 from inspector.core.replay.backup import (
     BACKUP_FILES,
+    FOLDER_REFUSALS,
+    INDEX_NAME,
     MANIFEST_NAME,
+    PRIVATE_DIR_MODE,
     REPORT_NAME,
+    TRUST_REFUSALS,
     Backup,
     BackupFile,
+    BackupIndex,
     BackupSummary,
+    IndexEntry,
+    RestoreTarget,
     check_backup_root,
     create_backup,
     default_backup_root,
+    default_index_path,
     list_backups,
     load_backup,
+    read_index,
+    record_in_index,
+    restore_target,
     verify_backup,
 )
 from inspector.core.replay.describe import (
@@ -114,6 +129,7 @@ from inspector.core.replay.restore import (
     RestorePlan,
     execute_restore,
     plan_restore,
+    restore_question,
     run_guarded_restore,
 )
 from inspector.core.replay.target import (
@@ -134,15 +150,20 @@ __all__ = [
     "BACKUP_FILES",
     "EXTRACT_MAX_BYTES",
     "EXTRACT_MAX_MEMBERS",
+    "FOLDER_REFUSALS",
+    "INDEX_NAME",
     "MANIFEST_NAME",
     "MAX_REPLANS",
     "OUTCOME_STATUSES",
+    "PRIVATE_DIR_MODE",
     "RECENT_WRITE_SECONDS",
     "REPORT_NAME",
+    "TRUST_REFUSALS",
     "WATCHED_FILES",
     "Backup",
     "BackupError",
     "BackupFile",
+    "BackupIndex",
     "BackupSummary",
     "BadInputError",
     "BlockExplanation",
@@ -150,6 +171,7 @@ __all__ = [
     "FolderState",
     "GuardedReplayError",
     "HeadlessReplayPrompter",
+    "IndexEntry",
     "Orphan",
     "Plan",
     "PlannedEvent",
@@ -164,6 +186,7 @@ __all__ = [
     "ReplayTarget",
     "RestoreOutcome",
     "RestorePlan",
+    "RestoreTarget",
     "Scope",
     "check_backup_root",
     "check_launcher_lock",
@@ -171,6 +194,7 @@ __all__ = [
     "confirm_question",
     "create_backup",
     "default_backup_root",
+    "default_index_path",
     "describe_diff",
     "describe_outcome",
     "describe_plan",
@@ -194,8 +218,12 @@ __all__ = [
     "pending_events",
     "plan_restore",
     "preflight",
+    "read_index",
     "recent_changes",
+    "record_in_index",
     "resolve_target",
+    "restore_question",
+    "restore_target",
     "run_guarded_replay",
     "run_guarded_restore",
     "runtime_state_dir",

@@ -109,9 +109,23 @@ def describe_outcome(outcome: ReplayOutcome) -> list[str]:
 
 
 def describe_restore_plan(rp: RestorePlan) -> list[str]:
-    """The restore plan as text."""
+    """The restore plan as text: the backup, the folder it goes into in full (and who named that
+    folder), then what changes or why restore refuses."""
     b = rp.backup
-    out = [f"Backup {b.path} ({b.kind}, {b.created_at}) of {b.character}", f"Into: {rp.target}"]
+    out = [f"Backup {b.path} ({b.kind}, {b.created_at}) of {b.character}"]
+    if rp.target is None:
+        out.append("Into: (no folder: nothing outside the backup says where it belongs)")
+    else:
+        whose = {
+            "--to": "the folder you named with --to",
+            "index": "recorded in the index of backups when it was taken",
+        }
+        out.append(f"Into: {rp.target}  ({whose.get(rp.via, rp.via)})")
+        if rp.target.name != b.character:
+            out.append(f"Note: the folder is named {rp.target.name}; the backup is of {b.character}.")
+    if rp.refusal is not None:
+        out.append(f"Restore refuses: {rp.refusal}")
+        return out
     if rp.problems:
         out.append("The backup does not match its manifest; restore refuses:")
         out += [f"  {p}" for p in rp.problems]

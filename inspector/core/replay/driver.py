@@ -33,6 +33,8 @@ class ReplayRequest:
         override_server_lock: the command-line override (never offered by the window).
         dry_run: plan only.
         state_dir: where ``launcher.lock`` lives (default: ``NEKO_RUNTIME_STATE_DIR`` / platform).
+        index_path: the index of backups each backup is recorded in (default:
+            :func:`~inspector.core.replay.backup.default_index_path`).
         max_replans: how often to re-plan after the folder changed under the run.
     """
 
@@ -44,6 +46,7 @@ class ReplayRequest:
     dry_run: bool = False
     state_dir: Path | None = None
     max_replans: int = MAX_REPLANS
+    index_path: Path | None = None
 
 
 @dataclass(slots=True)
@@ -159,7 +162,14 @@ def run_guarded_replay(
             run.message += "; an apply would be refused: " + "; ".join(r.message for r in blocking)
         return run
     if not plan.has_work:
-        outcome = execute(plan, backup_root=backup_root, preflight_=pf, state_dir=request.state_dir, registry=registry)
+        outcome = execute(
+            plan,
+            backup_root=backup_root,
+            preflight_=pf,
+            state_dir=request.state_dir,
+            registry=registry,
+            index_path=request.index_path,
+        )
         run.outcomes.append(outcome)
         run.status, run.message = outcome.status, outcome.message
         return run
@@ -185,6 +195,7 @@ def run_guarded_replay(
             registry=registry,
             should_continue=should_continue,
             on_progress=on_progress,
+            index_path=request.index_path,
         )
         run.outcomes.append(outcome)
         if outcome.status != "changed":
@@ -207,7 +218,12 @@ def run_guarded_replay(
         prompter.notify("\n".join(describe_plan(plan)))
         if not plan.has_work:
             outcome = execute(
-                plan, backup_root=backup_root, preflight_=pf, state_dir=request.state_dir, registry=registry
+                plan,
+                backup_root=backup_root,
+                preflight_=pf,
+                state_dir=request.state_dir,
+                registry=registry,
+                index_path=request.index_path,
             )
             run.outcomes.append(outcome)
             run.status, run.message = outcome.status, outcome.message

@@ -224,6 +224,7 @@ def execute(
     should_continue: Callable[[], bool] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     before_check: Callable[[], None] | None = None,
+    index_path: str | os.PathLike[str] | None = None,
 ) -> ReplayOutcome:
     """Carry out a plan: server re-check, backup, fingerprint check, apply, fresh look, report.
 
@@ -238,6 +239,8 @@ def execute(
         should_continue: polled between events; returning False cancels.
         on_progress: ``(done, total)`` after each event.
         before_check: test seam, called after the backup and before the fingerprint check.
+        index_path: the index of backups the backup is recorded in (default:
+            :func:`~inspector.core.replay.backup.default_index_path`); restore finds its folder there.
     """
     outcome = ReplayOutcome("refused", plan, started_at=_now_iso())
     override = bool(preflight_ and preflight_.override_server_lock)
@@ -262,7 +265,9 @@ def execute(
     assert target.root is not None
     try:
         check_backup_root(backup_root, target)
-        outcome.backup = create_backup(cd, backup_root, character=target.character, kind="replay")
+        outcome.backup = create_backup(
+            cd, backup_root, character=target.character, kind="replay", index_path=index_path
+        )
     except (BackupError, BadInputError) as exc:
         outcome.status, outcome.message = "failed", f"no backup, nothing written: {exc}"
         outcome.finished_at = _now_iso()

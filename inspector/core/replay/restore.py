@@ -1,6 +1,7 @@
 """Step 7: put a backup back (:func:`plan_restore`, :func:`execute_restore`), verified against its
-manifest, one atomic replace per file through :mod:`journal.fs`; :func:`run_guarded_restore` is the
-synchronous driver."""
+manifest, into a folder that comes from outside the backup (:func:`restore_target`: the person's
+``--to``, or the index of backups), one atomic replace per file through :mod:`journal.fs`;
+:func:`run_guarded_restore` is the synchronous driver."""
 
 from __future__ import annotations
 
@@ -10,9 +11,18 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from inspector.core.replay.backup import Backup, _walk_regular_files, create_backup, load_backup, verify_backup
+from inspector.core.replay.backup import (
+    Backup,
+    IndexEntry,
+    _walk_regular_files,
+    create_backup,
+    default_backup_root,
+    load_backup,
+    restore_target,
+    verify_backup,
+)
 from inspector.core.replay.describe import describe_restore_plan
 from inspector.core.replay.errors import BackupError, BadInputError
 from inspector.core.replay.fingerprints import _sha256_file
@@ -37,7 +47,13 @@ class RestorePlan:
 
     Attributes:
         backup: the backup.
-        target: the character folder it is put back into.
+        target: the character folder it is put back into, absolute (``None`` when nothing
+            trusted names one: then ``refusal`` says why).
+        via: where ``target`` comes from: ``--to`` (the person), ``index`` (the index of backups)
+            or ``""``.
+        refusal: why restore refuses before comparing anything (the backup is not vouched for by
+            the index, or the folder would be written through a link); ``None`` otherwise.
+        entry: the index entry that vouches for the backup, when one does.
         problems: the backup does not match its manifest (restore refuses).
         replace: files whose content differs.
         create: files of the backup missing from the folder.
@@ -49,7 +65,10 @@ class RestorePlan:
     """
 
     backup: Backup
-    target: Path
+    target: Path | None
+    via: str = ""
+    refusal: str | None = None
+    entry: IndexEntry | None = None
     problems: list[str] = field(default_factory=list)
     replace: list[str] = field(default_factory=list)
     create: list[str] = field(default_factory=list)
@@ -60,25 +79,66 @@ class RestorePlan:
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and self.refusal is None
 
     @property
     def has_work(self) -> bool:
         return bool(self.replace or self.create or self.remove or self.remove_dirs)
 
+    @property
+    def refused_because(self) -> str:
+        """The reason restore refuses this plan, in words (empty when it may go on)."""
+        if self.refusal is not None:
+            return self.refusal
+        if self.problems:
+            return "the backup does not match its manifest: " + self.problems[0]
+        return ""
 
-def plan_restore(backup_path: str | os.PathLike[str], target: str | os.PathLike[str] | None = None) -> RestorePlan:
-    """Verify a backup against its manifest and compare it with the folder it came from.
+
+def _linked_part(dest: Path, rel: str, *, folder: bool = False) -> Path | None:
+    """The first folder between ``dest`` and ``dest/rel`` (``rel`` itself too, when it names a
+    ``folder``) that is a link: writes would leave the character folder through it."""
+    parts = PurePosixPath(rel).parts
+    cur = dest
+    for part in parts if folder else parts[:-1]:
+        cur = cur / part
+        if cur.is_symlink():
+            return cur
+    return None
+
+
+def plan_restore(
+    backup_path: str | os.PathLike[str],
+    to: str | os.PathLike[str] | None = None,
+    *,
+    index_path: str | os.PathLike[str] | None = None,
+) -> RestorePlan:
+    """Verify a backup against its manifest, find where it goes (:func:`restore_target`) and
+    compare it with that folder.
+
+    Args:
+        to: the character folder to restore into, as the person named it (``--to``); without it,
+            the one the index of backups recorded when the backup was taken.
+        index_path: the index of backups (default: :func:`default_index_path`).
 
     Raises:
-        BadInputError: not a backup folder, or the target's parent (the memory root) is gone.
+        BadInputError: not a backup folder, or the folder cannot take it (its parent is gone, it is
+            a link, a file, or not a character folder; see :func:`restore_target`).
     """
     backup = load_backup(backup_path)
-    dest = Path(target) if target is not None else backup.source
-    if not dest.parent.is_dir():
-        raise BadInputError(f"{dest.parent} does not exist: cannot restore {backup.character} there")
-    rp = RestorePlan(backup, dest, problems=verify_backup(backup))
+    where = restore_target(backup, to, index_path=index_path)
+    if where.bad_input:
+        raise BadInputError(str(where.problem))
+    rp = RestorePlan(backup, where.path, where.via, where.problem, where.entry, problems=verify_backup(backup))
+    if not where.ok or where.path is None:
+        return rp
+    dest = where.path
     hashes = backup.hashes()
+    for rel, folder in [*((f, False) for f in sorted(hashes)), *((d, True) for d in backup.dirs)]:
+        linked = _linked_part(dest, rel, folder=folder)
+        if linked is not None:
+            rp.refusal = f"{linked} is a link: restore does not write through links"
+            return rp
     live, live_dirs, _ = _walk_regular_files(dest) if dest.is_dir() else ([], [], [])
     for rel in sorted(hashes):
         p = dest / rel
@@ -132,23 +192,39 @@ def _restore_order(rel: str) -> tuple[int, str]:
     return (1, rel)
 
 
+def _pre_restore_root(rp: RestorePlan, backup_root: str | os.PathLike[str] | None) -> Path:
+    """Where the pre-restore backup goes: as asked; else the backup root the index recorded for
+    this backup, when it is still where the index says; else the backup root in the user's data
+    folder (never beside a backup the index does not place there)."""
+    if backup_root is not None:
+        return Path(backup_root)
+    if rp.entry is not None and rp.entry.path == rp.backup.path.resolve():
+        return rp.entry.path.parent.parent
+    return default_backup_root()
+
+
 def execute_restore(
     rp: RestorePlan,
     *,
     backup_root: str | os.PathLike[str] | None = None,
+    index_path: str | os.PathLike[str] | None = None,
     state_dir: str | os.PathLike[str] | None = None,
     writable: Callable[[Path], bool] = folder_writable,
 ) -> RestoreOutcome:
-    """Put the backup back: verify it, refuse while the server runs, back up the folder as it is,
-    then swap each file in atomically (:func:`journal.fs.atomic_write_bytes`), remove the files the
-    backup does not have, and verify the folder against the manifest.
+    """Put the backup back: refuse what the plan refused, refuse while the server runs, plan again
+    (the same target, found the same way, and the same manifest, or refuse), back up the folder as
+    it is, then swap each file in atomically (:func:`journal.fs.atomic_write_bytes`), remove the
+    files the backup does not have, and verify the folder against the manifest.
 
     Args:
-        backup_root: where the pre-restore backup goes (default: beside the backup's own group).
+        backup_root: where the pre-restore backup goes (default: beside the backup's own group
+            when the index records the backup there, else :func:`default_backup_root`).
+        index_path: the index of backups (default: :func:`default_index_path`); the pre-restore
+            backup is recorded there too.
     """
     out = RestoreOutcome("refused", rp)
-    if rp.problems:
-        out.message = "the backup does not match its manifest: " + rp.problems[0]
+    if not rp.ok or rp.target is None:
+        out.message = rp.refused_because or "nothing says where this backup belongs"
         return out
     server = check_launcher_lock(state_dir)
     if server.state != "free":
@@ -159,18 +235,31 @@ def execute_restore(
         out.message = f"{dest} is not writable"
         return out
     # Re-compare right now: what is on disk at this moment is what the pre-restore backup keeps.
-    rp = plan_restore(rp.backup.path, dest)
+    try:
+        again = plan_restore(rp.backup.path, dest if rp.via == "--to" else None, index_path=index_path)
+    except BadInputError as exc:
+        out.message = str(exc)
+        return out
+    if again.backup.manifest_sha256 != rp.backup.manifest_sha256 or again.target != dest:
+        out.message = "the backup or where it goes changed since the plan; nothing was written: plan again"
+        return out
+    rp = again
     out.plan = rp
-    if rp.problems:
-        out.message = "the backup does not match its manifest: " + rp.problems[0]
+    if not rp.ok:
+        out.message = rp.refused_because
         return out
     if not rp.has_work:
         out.status, out.message = "nothing_to_do", "the folder already equals the backup"
         return out
-    root = Path(backup_root) if backup_root is not None else rp.backup.path.parent.parent
+    root = _pre_restore_root(rp, backup_root)
+    if root.resolve().is_relative_to(dest):
+        out.message = f"the pre-restore backup would go to {root}, inside {dest}; choose a backup folder outside it"
+        return out
     try:
         if dest.is_dir():
-            out.pre_restore = create_backup(dest, root, character=rp.backup.character, kind="pre-restore")
+            out.pre_restore = create_backup(
+                dest, root, character=rp.backup.character, kind="pre-restore", index_path=index_path
+            )
         hashes = rp.backup.hashes()
         fs.ensure_dir(dest)
         for d in rp.backup.dirs:
@@ -179,6 +268,8 @@ def execute_restore(
             data = (rp.backup.files_dir / rel).read_bytes()
             if hashlib.sha256(data).hexdigest() != hashes[rel]:
                 raise BackupError(f"{rel} changed in the backup while restoring")
+            if dest.is_symlink() or _linked_part(dest, rel) is not None:
+                raise BackupError(f"a folder on the way to {dest / rel} became a link while restoring")
             fs.ensure_dir((dest / rel).parent)
             fs.atomic_write_bytes(dest / rel, data)
             out.written.append(rel)
@@ -199,7 +290,7 @@ def execute_restore(
             out.message += f"; the folder as it was is in {out.pre_restore.path}"
         _write_restore_report(out)
         return out
-    after = plan_restore(rp.backup.path, dest)
+    after = plan_restore(rp.backup.path, dest, index_path=index_path)
     out.problems = (
         [f"replace {r}" for r in after.replace]
         + [f"create {r}" for r in after.create]
@@ -229,6 +320,7 @@ def _write_restore_report(out: RestoreOutcome) -> None:
         "at": _now_iso(),
         "character": out.plan.backup.character,
         "folder": str(out.plan.target),
+        "folder_from": out.plan.via,
         "restored_from": str(out.plan.backup.path),
         "pre_restore_backup": str(out.pre_restore.path),
         "outcome": {
@@ -244,31 +336,43 @@ def _write_restore_report(out: RestoreOutcome) -> None:
     out.report_path = path
 
 
-def run_guarded_restore(
-    backup_path: str | os.PathLike[str],
-    prompter: ReplayPrompter,
-    *,
-    state_dir: str | os.PathLike[str] | None = None,
-    writable: Callable[[Path], bool] = folder_writable,
-) -> RestoreOutcome:
-    """Plan a restore, show it, ask, and carry it out.
-
-    Raises:
-        BadInputError: not a backup folder.
-    """
-    rp = plan_restore(backup_path)
-    prompter.notify("\n".join(describe_restore_plan(rp)))
-    if rp.problems:
-        return RestoreOutcome("refused", rp, "the backup does not match its manifest: " + rp.problems[0])
-    if not rp.has_work:
-        return RestoreOutcome("nothing_to_do", rp, "the folder already equals the backup")
-    question = Question(
+def restore_question(rp: RestorePlan) -> Question:
+    """The "put this backup back?" question (the plan itself is in ``details``)."""
+    return Question(
         ASK_RESTORE,
         "Restore backup",
         f"Put the backup of {rp.backup.character} from {rp.backup.created_at} back into {rp.target}? "
         "The folder as it is now is backed up first.",
         "\n".join(describe_restore_plan(rp)),
     )
-    if not prompter.ask(question):
+
+
+def run_guarded_restore(
+    backup_path: str | os.PathLike[str],
+    prompter: ReplayPrompter,
+    *,
+    to: str | os.PathLike[str] | None = None,
+    index_path: str | os.PathLike[str] | None = None,
+    backup_root: str | os.PathLike[str] | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+    writable: Callable[[Path], bool] = folder_writable,
+) -> RestoreOutcome:
+    """Plan a restore, show it, ask, and carry it out.
+
+    Args:
+        to: the character folder to restore into (``--to``); see :func:`plan_restore`.
+        index_path: the index of backups (default: :func:`default_index_path`).
+        backup_root: where the pre-restore backup goes (see :func:`execute_restore`).
+
+    Raises:
+        BadInputError: not a backup folder, or the folder cannot take it.
+    """
+    rp = plan_restore(backup_path, to, index_path=index_path)
+    prompter.notify("\n".join(describe_restore_plan(rp)))
+    if not rp.ok:
+        return RestoreOutcome("refused", rp, rp.refused_because)
+    if not rp.has_work:
+        return RestoreOutcome("nothing_to_do", rp, "the folder already equals the backup")
+    if not prompter.ask(restore_question(rp)):
         return RestoreOutcome("refused", rp, "not restored: not confirmed")
-    return execute_restore(rp, state_dir=state_dir, writable=writable)
+    return execute_restore(rp, backup_root=backup_root, index_path=index_path, state_dir=state_dir, writable=writable)

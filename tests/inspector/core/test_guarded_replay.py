@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from inspector.core.replay import (
     ReplayRequest,
     Scope,
 )
+from inspector.core.replay import backup as replay_backup
 from inspector.core.replay import plan as replay_plan
 from inspector.core.replay import target as replay_target
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
@@ -29,6 +31,7 @@ from journal.reader import read_journal
 from journal.reconcile import Reconciler, ReplayStop
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, load_shard
 from journal.views import PERSONA, REFLECTIONS, load_view, read_sentinel
+from tests.helpers.fs_hooks import fault_hook
 from tests.inspector.replay_cases import (
     BLOCKED,
     CHARACTER,
@@ -579,6 +582,97 @@ def test_backup_is_outside_the_folder_with_a_manifest(root, backups):
     assert not list((backups / CHARACTER).glob(".partial-*"))
 
 
+def test_default_index_is_in_the_user_data_folder_beside_the_backups():
+    assert gr.default_index_path({"HOME": "/h"}, "linux") == Path("/h/.local/share/memory-inspector/backup-index.json")
+    assert gr.default_index_path({"LOCALAPPDATA": "C:/L"}, "win32") == Path("C:/L/memory-inspector/backup-index.json")
+    mac = {"HOME": "/h"}
+    assert gr.default_index_path(mac, "darwin").parent == gr.default_backup_root(mac, "darwin").parent
+
+
+def test_every_backup_is_recorded_in_the_index_with_its_folder_and_manifest_hash(root, backups, tmp_path):
+    cd = build_case(root, "pending_tail")
+    backup = gr.create_backup(cd, backups)
+    index = gr.default_index_path()
+    assert index.is_relative_to(tmp_path / "xdg-data") and not index.is_relative_to(backups)
+    data = json.loads(index.read_text())
+    assert data["schema"] == 1
+    (entry,) = data["backups"]
+    assert entry == {
+        "path": str(backup.path.resolve()),
+        "name": backup.path.name,
+        "character": CHARACTER,
+        "kind": "replay",
+        "target": str(cd.resolve()),
+        "manifest_sha256": hashlib.sha256((backup.path / gr.MANIFEST_NAME).read_bytes()).hexdigest(),
+        "created_at": backup.created_at,
+    }
+    second = gr.create_backup(cd, backups, index_path=tmp_path / "elsewhere.json")
+    assert [e.path for e in gr.read_index().entries] == [backup.path.resolve()]
+    assert [e.path for e in gr.read_index(tmp_path / "elsewhere.json").entries] == [second.path.resolve()]
+
+
+def test_a_backup_the_index_cannot_record_is_removed_again(root, backups, monkeypatch):
+    cd = build_case(root, "pending_tail")
+
+    def refuse(entry, index_path=None):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(replay_backup, "record_in_index", refuse)
+    with pytest.raises(gr.BackupError, match="No space left"):
+        gr.create_backup(cd, backups)
+    assert list((backups / CHARACTER).iterdir()) == []
+
+
+def test_a_failed_index_write_keeps_the_old_index_and_leaves_no_litter(root, backups):
+    cd = build_case(root, "pending_tail")
+    first = gr.create_backup(cd, backups)
+    index = gr.default_index_path()
+    before = index.read_bytes()
+
+    def fail_the_index_replace(call):
+        if call.op == "replace" and call.phase == "before" and call.path == str(index):
+            raise OSError(28, "No space left on device", call.path)
+
+    with fault_hook(fail_the_index_replace), pytest.raises(gr.BackupError, match="No space left"):
+        gr.create_backup(cd, backups)
+    assert index.read_bytes() == before and sorted(p.name for p in index.parent.iterdir()) == ["backup-index.json"]
+    assert [p.name for p in (backups / CHARACTER).iterdir()] == [first.path.name]
+
+
+def test_backups_taken_at_once_are_all_recorded(root, backups):
+    import threading
+
+    cd = build_case(root, "healthy")
+    made, start = [], threading.Barrier(6)
+
+    def take():
+        start.wait()
+        made.append(gr.create_backup(cd, backups))
+
+    threads = [threading.Thread(target=take) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {e.path for e in gr.read_index().entries} == {b.path.resolve() for b in made} and len(made) == 6
+
+
+def test_a_moved_backup_folder_is_still_found_by_its_manifest_hash(root, backups, tmp_path):
+    cd = build_case(root, "pending_tail")
+    original = hash_tree(cd)
+    backup = gr.create_backup(cd, backups)
+    EventLog(root).append(CHARACTER, "reflection.evidence_updated", {"reflection_id": "ref_00000000000000a1"})
+    moved = tmp_path / "archive-disk" / backup.path.name
+    moved.parent.mkdir()
+    backup.path.rename(moved)
+    rp = gr.plan_restore(moved)
+    assert rp.ok and rp.via == "index" and rp.target == cd.resolve()
+    outcome = gr.execute_restore(rp)
+    assert outcome.status == "restored" and hash_tree(cd) == original
+    # Nothing vouched for the folder beside a moved backup: the pre-restore backup goes home.
+    assert outcome.pre_restore is not None and outcome.pre_restore.path.is_relative_to(gr.default_backup_root())
+
+
 def test_links_are_never_followed_into_backups(root, backups, tmp_path):
     cd = build_case(root, "pending_tail")
     (tmp_path / "secret").write_text("outside")
@@ -675,6 +769,26 @@ def test_not_a_backup_is_bad_input(tmp_path):
     )
     with pytest.raises(BadInputError, match="leaves the folder"):
         gr.load_backup(tmp_path)
+
+
+def test_list_backups_marks_the_backups_that_cannot_be_restored(root, backups, tmp_path):
+    build_case(root, "pending_tail")
+    good = gr.create_backup(root / CHARACTER, backups)
+    stray = gr.create_backup(root / CHARACTER, backups, index_path=tmp_path / "another-index.json")
+    scratch = tmp_path / "scratch" / "memory"  # the sample's scratch copy of an earlier run
+    scratch.mkdir(parents=True)
+    gone = gr.create_backup(build_case(scratch, "healthy"), backups)
+    import shutil
+
+    shutil.rmtree(tmp_path / "scratch")
+    by_path = {b.path: b for b in gr.list_backups(backups, CHARACTER)}
+    assert by_path[good.path].restorable and by_path[good.path].target.path == (root / CHARACTER).resolve()
+    assert by_path[good.path].label().endswith(f"→ {(root / CHARACTER).resolve()}")
+    assert not by_path[stray.path].restorable and by_path[stray.path].target.code == "not_indexed"
+    assert by_path[stray.path].label().endswith("not restorable: not in the index of backups")
+    assert not by_path[gone.path].restorable and by_path[gone.path].target.code == "target_gone"
+    assert "does not exist" in by_path[gone.path].target.problem
+    assert by_path[gone.path].label().endswith("not restorable: its folder is gone")
 
 
 def test_list_backups_newest_first_with_their_status(root, backups):

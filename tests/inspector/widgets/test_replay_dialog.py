@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow, QMenu, QPushButton
 
 from inspector.core import replay as gr
@@ -171,6 +172,53 @@ def test_restore_dialog_returns_the_chosen_backup(qtbot, root, backups):
     assert dialog.backups_view.count() == 1
     dialog.restore_button.click()
     assert dialog.chosen() == backup.path
+
+
+def test_restore_dialog_offers_only_backups_that_can_be_restored(qtbot, root, backups, tmp_path):
+    import shutil
+
+    cd = build_case(root, "pending_tail")
+    scratch = tmp_path / "sample-scratch" / "memory"  # the sample's scratch copy of an earlier run
+    scratch.mkdir(parents=True)
+    gone = gr.create_backup(build_case(scratch, "healthy"), backups)
+    shutil.rmtree(tmp_path / "sample-scratch")
+    stray = gr.create_backup(cd, backups, index_path=tmp_path / "another-index.json")
+    listed = gr.list_backups(backups, CHARACTER)
+    assert {b.path for b in listed if not b.restorable} == {gone.path, stray.path}
+    dialog = RestoreDialog([b for b in listed if not b.restorable], backups)
+    qtbot.addWidget(dialog)
+    assert dialog.backups_view.count() == 2 and not dialog.restore_button.isEnabled()
+    texts = {dialog.backups_view.item(i).text() for i in range(2)}
+    assert any(t.endswith("not restorable: its folder is gone") for t in texts)
+    assert any(t.endswith("not restorable: not in the index of backups") for t in texts)
+    for i in range(2):
+        item = dialog.backups_view.item(i)
+        assert not item.flags() & Qt.ItemFlag.ItemIsEnabled and "Not restorable: " in item.toolTip()
+    dialog.backups_view.setCurrentRow(0)
+    dialog.restore_button.click()
+    assert dialog.chosen() is None
+    good = gr.create_backup(cd, backups)
+    dialog = RestoreDialog(gr.list_backups(backups, CHARACTER), backups)
+    qtbot.addWidget(dialog)
+    current = dialog.backups_view.currentItem()
+    assert current.data(Qt.ItemDataRole.UserRole) == str(good.path) and dialog.restore_button.isEnabled()
+    assert current.text().endswith(f"→ {cd.resolve()}")
+    dialog.restore_button.click()
+    assert dialog.chosen() == good.path
+
+
+def test_restore_of_a_backup_not_in_the_index_is_refused_in_the_window(
+    qtbot, root, backups, make_controller, monkeypatch, prompter, tmp_path
+):
+    cd = build_case(root, "pending_tail")
+    stray = gr.create_backup(cd, backups, index_path=tmp_path / "another-index.json")
+    after = hash_tree(cd)
+    monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: stray.path)  # "Other folder…"
+    c = make_controller()
+    outcome = _run(qtbot, c, c.restore_action)
+    assert outcome.status == "refused" and "not in the index of backups" in outcome.message
+    assert "pass --to DIR" in prompter.notes[-1] and prompter.asked == []
+    assert hash_tree(cd) == after
 
 
 # -- the controller: the window's flow ----------------------------------------------------------------------
