@@ -12,6 +12,7 @@ Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -114,12 +115,17 @@ def run() -> None:
     """The ``memory-inspector`` program (console script and ``python -m inspector``).
 
     Ctrl+C anywhere a command does not handle it itself ends the program with 130 and one line.
+    A reader that stops early (``check ... | head``) ends it quietly with 141, as a shell tool does.
     """
     try:
         code = main(exit_now=True)
     except KeyboardInterrupt:
         print("\nmemory-inspector: interrupted", file=sys.stderr)
         code = 130
+    except BrokenPipeError:
+        # Nothing more can be written; point stdout at /dev/null so the exit's flush is silent too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 141
     sys.exit(code)
 
 

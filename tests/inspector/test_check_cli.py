@@ -511,3 +511,24 @@ def test_ctrl_c_anywhere_else_ends_the_program_with_130(
         inspector.cli.run()
     assert stop.value.code == 130
     assert capsys.readouterr().err == "\nmemory-inspector: interrupted\n"
+
+
+def test_a_reader_that_stops_early_ends_check_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    from journal.fixtures import build_sample
+
+    build_sample(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "inspector", "check", str(tmp_path), "--all-events"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) in (0, 1, 141)  # it may have finished before the pipe closed
+    assert "Traceback" not in err
