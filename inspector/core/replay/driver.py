@@ -161,7 +161,8 @@ def run_guarded_replay(
         if blocking:
             run.message += "; an apply would be refused: " + "; ".join(r.message for r in blocking)
         return run
-    if not plan.has_work:
+    def nothing_to_apply(plan: Plan) -> ReplayRun:
+        # A plan with no work still goes through execute: it records the outcome and the report.
         outcome = execute(
             plan,
             backup_root=backup_root,
@@ -173,6 +174,9 @@ def run_guarded_replay(
         run.outcomes.append(outcome)
         run.status, run.message = outcome.status, outcome.message
         return run
+
+    if not plan.has_work:
+        return nothing_to_apply(plan)
     if pf.recent and not prompter.ask(
         Question(
             ASK_RECENT_WRITES,
@@ -217,14 +221,4 @@ def run_guarded_replay(
         run.plans.append(plan)
         prompter.notify("\n".join(describe_plan(plan)))
         if not plan.has_work:
-            outcome = execute(
-                plan,
-                backup_root=backup_root,
-                preflight_=pf,
-                state_dir=request.state_dir,
-                registry=registry,
-                index_path=request.index_path,
-            )
-            run.outcomes.append(outcome)
-            run.status, run.message = outcome.status, outcome.message
-            return run
+            return nothing_to_apply(plan)
