@@ -173,20 +173,22 @@ def check_archives(c: Character) -> None:
             for other in names_by_entry[(target.archive, target.entry_id)]
             if other != target.shard
         ]
+        if in_named is not False or any(r is not False for r in elsewhere):
+            # Found in a shard, or a corrupt shard may hold it (shard.corrupt says so); when only
+            # that corrupt shard may, a repair cannot be planned.
+            held = folder.has_entry(target.view, target.entity_key, target.entry_id) if in_named is None else True
+            if not held and not any(elsewhere):
+                _orphan(c, index, target, "corrupt_shard", f"shard {target.archive}/{target.shard} is corrupt")
+            continue
         eid = events.event_id(index)
         in_view = folder.has_entry(target.view, target.entity_key, target.entry_id)
-        if in_named is not False or any(r is not False for r in elsewhere):
-            if in_named is None and not in_view and not any(elsewhere):  # only a corrupt shard may hold it
-                _orphan(c, index, target, "corrupt_shard", f"shard {target.archive}/{target.shard} is corrupt")
-            continue  # found in a shard, or a corrupt shard may hold it (shard.corrupt says so)
-        if in_view is True:
-            pass
-        elif in_view is None:
+        if in_view is None:
             _orphan(c, index, target, "corrupt_view", f"{target.view} cannot be read")
-        elif not (isinstance(target.shard, str) and is_shard_name(target.shard)):
-            _orphan(c, index, target, "bad_shard_name", f"invalid shard basename {target.shard!r}")
-        else:
-            _orphan(c, index, target, None, "")
+        elif in_view is False:
+            if isinstance(target.shard, str) and is_shard_name(target.shard):
+                _orphan(c, index, target, None, "")
+            else:
+                _orphan(c, index, target, "bad_shard_name", f"invalid shard basename {target.shard!r}")
         shard_rel = f"{target.archive}/{target.shard}" if isinstance(target.shard, str) else target.archive
         what = target.entry_id if target.entity_key is None else f"{target.entity_key}/{target.entry_id}"
         lost = in_view is False
@@ -359,7 +361,7 @@ def check_tail(c: Character) -> None:
             )
             if code == "view_drift":
                 findings.add("view.drift", "error", message, event_id=ev.event_id, file=PERSONA)
-            if "persona.entry_updated" not in {events.type(k) for k in range(here + 1, n)}:
+            if "persona.entry_updated" not in events.types()[here + 1 :]:
                 break
         else:
             continue
