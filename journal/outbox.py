@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
-from journal.codec import loads_exact as parse_json_bytes
+from journal.codec import loads_exact
 
 OUTBOX_NAME = "outbox.ndjson"
 
@@ -99,7 +99,7 @@ def parse_outbox(data: bytes) -> OutboxRead:
         if not raw.strip():
             continue
         try:
-            rec: Any = parse_json_bytes(raw.strip())
+            rec: Any = loads_exact(raw.strip())
         except ValueError:
             result.bad_lines += 1
             continue

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
-from journal.codec import loads_exact as parse_json_bytes
+from journal.codec import loads_exact
 from journal.errors import BadShardNameError, ShardCorruptError
 
 REFLECTION_ARCHIVE = "reflection_archive"
@@ -65,7 +65,7 @@ def load_shard(path: str | os.PathLike[str]) -> list[Any] | None:
     except FileNotFoundError:
         return None
     try:
-        obj = parse_json_bytes(data)
+        obj = loads_exact(data)
     except ValueError as exc:
         raise ShardCorruptError(f"shard {p.name} is not valid JSON: {exc}") from exc
     if not isinstance(obj, list):

@@ -24,7 +24,7 @@ from typing import Any
 
 from inspector.core.jobs import CancelToken
 from inspector.core.timeline import CharacterTimeline, Row, defect_summary, summarize
-from journal.codec import loads_exact as parse_json_bytes
+from journal.codec import loads_exact
 from journal.reader import Defect
 
 _READ_STEP = 4096
@@ -85,7 +85,7 @@ class RecordReader:
         if row.__class__ is Defect:
             return None, raw
         try:
-            return parse_json_bytes(raw), raw
+            return loads_exact(raw), raw
         except ValueError:
             return None, raw
 
@@ -138,7 +138,7 @@ class SummaryCache:
                 text = f"(record of more than {_SUMMARY_LIMIT >> 20} MiB)"
             else:
                 try:
-                    record = parse_json_bytes(data.lstrip(b"\xef\xbb\xbf"))
+                    record = loads_exact(data.lstrip(b"\xef\xbb\xbf"))
                     payload = record.get("payload") if isinstance(record, dict) else None
                     text = summarize(events.type(r), {} if payload is None else payload, redact=self.redact)
                 except ValueError:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from journal.codec import loads_exact as parse_json_bytes
+from journal.codec import loads_exact
 from journal.diagnosis import EventInfo
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import FACTS, PERSONA, REFLECTIONS
@@ -69,7 +69,7 @@ def load_file(char_dir: str | os.PathLike[str], rel: str) -> LoadedFile:
     except OSError as exc:
         return LoadedFile(rel, None, f"cannot be read: {exc.strerror or exc}")
     try:
-        return LoadedFile(rel, parse_json_bytes(data))
+        return LoadedFile(rel, loads_exact(data))
     except ValueError as exc:
         return LoadedFile(rel, None, f"not valid JSON: {exc}")
 

@@ -23,7 +23,7 @@ from inspector.core.replay.fingerprints import _sha256_file
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
-from journal.codec import loads_exact as parse_json_bytes
+from journal.codec import loads_exact
 from journal.inputs import is_character_folder
 from journal.log import check_character_name
 
@@ -263,7 +263,7 @@ def read_index(index_path: str | os.PathLike[str] | None = None) -> BackupIndex:
     """Read the index of backups (default: :func:`default_index_path`); never raises."""
     p = Path(index_path) if index_path is not None else default_index_path()
     try:
-        data = parse_json_bytes(p.read_bytes())
+        data = loads_exact(p.read_bytes())
     except FileNotFoundError:
         return BackupIndex(p, missing=True)
     except OSError as exc:
@@ -430,7 +430,7 @@ def load_backup(path: str | os.PathLike[str]) -> Backup:
     p = Path(path)
     try:
         raw = (p / MANIFEST_NAME).read_bytes()
-        data = parse_json_bytes(raw)
+        data = loads_exact(raw)
     except FileNotFoundError as exc:
         raise BadInputError(f"{p}: not a backup folder (no {MANIFEST_NAME})") from exc
     except (OSError, ValueError) as exc:
@@ -704,6 +704,6 @@ def list_backups(
                 continue
             status = None
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                status = parse_json_bytes((p / REPORT_NAME).read_bytes()).get("outcome", {}).get("status")
+                status = loads_exact((p / REPORT_NAME).read_bytes()).get("outcome", {}).get("status")
             out.append(BackupSummary(p, b.character, b.kind, b.created_at, status, restore_target(b, index=index)))
     return sorted(out, key=lambda s: s.path.name, reverse=True)
