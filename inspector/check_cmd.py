@@ -26,6 +26,7 @@ from journal.diagnosis import (
     Finding,
     diagnose_path,
 )
+from journal.diagnosis.values import ServerStart
 
 PROG = "memory-inspector check"
 
@@ -43,7 +44,12 @@ def run_check(args: argparse.Namespace, *, exit_now: bool = False) -> int:
     meter = ScanMeter(sys.stderr) if _is_terminal(sys.stderr) else None
     try:
         try:
-            diagnosis = diagnose_path(args.path, character=args.character, progress=meter)
+            diagnosis = diagnose_path(
+                args.path,
+                character=args.character,
+                progress=meter,
+                characters_file=getattr(args, "characters", None),
+            )
         finally:
             if meter is not None:
                 meter.clear()
@@ -85,9 +91,7 @@ class ScanMeter:
     400 MiB``. Quick scans show nothing. Nothing it does can stop the scan (a write error is
     ignored)."""
 
-    def __init__(
-        self, stream: TextIO, clock: Callable[[], float] = time.monotonic, columns: int | None = None
-    ) -> None:
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic, columns: int | None = None) -> None:
         self.stream = stream
         self.clock = clock
         self.start = clock()
@@ -266,7 +270,7 @@ def _finding_line(f: Finding) -> str:
     if f.event_id:
         where.append(f"event {f.event_id}")
     suffix = f"  [{', '.join(where)}]" if where else ""
-    return f"    {f.severity:<7}  {f.code:<19}  {_one_line(f.message)}{_one_line(suffix)}"
+    return f"    {f.severity:<7}  {f.code:<24}  {_one_line(f.message)}{_one_line(suffix)}"
 
 
 def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Iterator[str]:
@@ -277,6 +281,9 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
         yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}"
     else:
         yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
+    if c.server_start is not None:
+        yield from server_start_lines(c.server_start)
+    yield "  guarded replay (memory-inspector, stricter than the server)"
     s = c.sentinel
     where = f" at event #{s.index}" if s.index is not None else ""
     ident = f" {s.event_id}" if s.event_id else ""
@@ -299,10 +306,67 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
             what = f"{_one_line(e['type'])}{reason}  {_one_line(e['event_id'])}"
             yield f"    #{e['index']:<6} line {e['line']:<7} {e['state']:<8} {what}"
     if c.findings:
+        server = [f for f in c.findings if is_server_start_finding(f)]
+        ours = [f for f in c.findings if not is_server_start_finding(f)]
         yield f"  findings ({len(c.findings)})"
-        yield from (_finding_line(f) for f in c.findings)
+        if server:
+            yield "   about the memory server's next start"
+            yield from (_finding_line(f) for f in server)
+        if ours:
+            yield "   about the folder and guarded replay"
+            yield from (_finding_line(f) for f in ours)
     else:
         yield "  findings  none: healthy"
+
+
+def is_server_start_finding(f: Finding) -> bool:
+    """A finding about what the memory server's next start does (``server.running`` is about
+    whether it runs now, so guarded replay must wait)."""
+    return f.code.startswith("server.") and f.code != "server.running"
+
+
+#: At most this many changed entries are printed per character.
+_CHANGES_SHOWN = 10
+
+
+def server_start_lines(s: ServerStart) -> Iterator[str]:
+    """What the memory server's next start does: printed first, since it happens unless someone acts."""
+    yield "  memory server's next start (what happens unless someone acts)"
+    yield f"    {_one_line(s.summary())}"
+    if s.reconciled is False:
+        return
+    if s.persona[0] not in ("keep",):
+        yield f"    persona ensure  {s.persona[0]}: {_one_line(s.persona[1])}"
+    st = s.sentinel
+    where = f" at event #{st.index}" if st.index is not None else ""
+    yield f"    its sentinel    {st.state}{where}" + ("" if st.state == "ok" else ": it replays the whole journal")
+    if s.stop is not None:
+        at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
+        yield (
+            f"    stops at        {at} {_one_line(s.stop.type)}: {s.stop.reason}: {_one_line(s.stop.message)}"
+            f"; {s.unapplied} left unapplied"
+        )
+    for ch in s.changes[:_CHANGES_SHOWN]:
+        if ch.removed:
+            what = "removed from the view"
+        else:
+            what = (
+                ", ".join(f"{name} {_shown(before)} → {_shown(after)}" for name, before, after in ch.fields)
+                or "changed"
+            )
+        yield f"    changes         {ch.file} {_one_line(ch.entry)}: {_one_line(what)}"
+    if s.changes_total > _CHANGES_SHOWN:
+        yield f"    changes         … and {s.changes_total - _CHANGES_SHOWN} more entries"
+    for path, out in s.writes:
+        yield f"    writes          {_one_line(path)}" + ("  (OUTSIDE the character folder)" if out else "")
+    for note in s.notes:
+        yield f"    note            {_one_line(note)}"
+
+
+def _shown(value: Any) -> str:
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    return "…"
 
 
 def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:

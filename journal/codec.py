@@ -172,3 +172,19 @@ def loads_exact(data: bytes) -> Any:
         return json.loads(data.decode("utf-8"))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON identity: equal values of the same JSON type (``1`` ≠ ``1.0`` ≠ ``True``; NaN = NaN)."""
+    if a is b:
+        return True
+    ta = type(a)
+    if ta is not type(b):
+        return False
+    if ta is float:
+        return bool(a == b or (math.isnan(a) and math.isnan(b)))
+    if ta is list or ta is tuple:
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if ta is dict:
+        return list(a) == list(b) and all(same_json(v, b[k]) for k, v in a.items())
+    return bool(a == b)

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from journal.codec import same_json
 from journal.errors import (
     BadShardNameError,
     PayloadError,
@@ -57,25 +57,9 @@ SPEAKER_KEYS = ("speaker_id", "speaker_trust", "speaker_label", "speaker_provena
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON identity: equal values of the same JSON type (``1`` ≠ ``1.0`` ≠ ``True``; NaN = NaN)."""
-    if a is b:
-        return True
-    ta = type(a)
-    if ta is not type(b):
-        return False
-    if ta is float:
-        return bool(a == b or (math.isnan(a) and math.isnan(b)))
-    if ta is list or ta is tuple:
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if ta is dict:
-        return list(a) == list(b) and all(_same(v, b[k]) for k, v in a.items())
-    return bool(a == b)
-
-
 def _assign(entry: dict[str, Any], key: str, value: Any) -> bool:
     """Set ``entry[key] = value`` (a private copy) unless it already holds that JSON value."""
-    if key in entry and _same(entry[key], value):
+    if key in entry and same_json(entry[key], value):
         return False
     entry[key] = copy.deepcopy(value)
     return True
@@ -222,7 +206,7 @@ def persona_entry_updated(store: Store, payload: dict[str, Any]) -> bool:
             provenance = {}  # a non-dict provenance counts as {}: it clears the four keys
         before = {k: entry[k] for k in SPEAKER_KEYS if k in entry}
         after = {k: provenance[k] for k in SPEAKER_KEYS if k in provenance}
-        changed |= not _same(before, after)
+        changed |= not same_json(before, after)
         if changed:
             # Remove and re-add, as the memory server does on every save: the keys end up last.
             for key in SPEAKER_KEYS:

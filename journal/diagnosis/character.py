@@ -12,10 +12,12 @@ from journal.diagnosis.checks import Character
 from journal.diagnosis.findings import Findings
 from journal.diagnosis.folder import Folder, probe_path
 from journal.diagnosis.scan import scan_journal
+from journal.diagnosis.server import check_server_start, predict_server_start
 from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
 from journal.events import JOURNAL_NAME
 from journal.handlers import HandlerRegistry, default_registry
 from journal.runtime import check_launcher_lock
+from journal.serverrules import CharacterList
 
 
 def server_status(environ: dict[str, str] | None = None) -> ServerStatus:
@@ -36,6 +38,7 @@ def diagnose_character(
     root: str | os.PathLike[str] | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    characters: CharacterList | None = None,
 ) -> CharacterDiagnosis:
     """Diagnose one character folder; read-only, never raises on content.
 
@@ -51,6 +54,7 @@ def diagnose_character(
         name: the character name (default: the folder name).
         progress: called as ``progress(bytes_read, journal_bytes)`` every few MiB of the journal
             scan; it may raise (to cancel), and the exception propagates.
+        characters: the memory server's ``characters.json`` as read (default: not known).
     """
     cd = Path(char_dir)
     c = Character(
@@ -61,6 +65,8 @@ def diagnose_character(
         Findings(),
         now,
     )
+    if characters is not None:
+        c.characters = characters
     report = None if progress is None else _bounded(progress, journal_size(cd))
     _run(c, server if server is not None else server_status(), report)
     c.diag.findings = c.findings.result()
@@ -108,6 +114,8 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     checks.check_compaction(c)
     checks.check_absent(c)
     checks.check_server(c, server)
+    c.diag.server_start = start = predict_server_start(c, c.characters)
+    check_server_start(c, start)
 
 
 def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:

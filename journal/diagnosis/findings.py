@@ -36,6 +36,10 @@ class Findings:
             return
         self._items.append((_CODE_RANK[code], len(self._items), Finding(code, severity, message, event_id, file, line)))
 
+    def has(self, code: str) -> bool:
+        """Whether a finding of ``code`` was added."""
+        return self._per_code.get(code, 0) > 0
+
     def result(self) -> list[Finding]:
         items = list(self._items)
         for code, severities in self._overflow.items():

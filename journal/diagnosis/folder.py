@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from journal.codec import dumps_view
+from journal.codec import dumps_view, same_json
 from journal.diagnosis.findings import Findings
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
@@ -303,9 +303,12 @@ class ProjectionStore:
         written: names of the views / ``archive/basename`` shards written since :meth:`focus`.
     """
 
-    def __init__(self, folder: Folder) -> None:
+    def __init__(self, folder: Folder, *, replaced: dict[str, Any] | None = None) -> None:
+        """``replaced``: views that handlers meet as these values instead of the files (the
+        server model's persona ensure, :func:`journal.serverrules.ensure_persona`)."""
         self.char_dir = folder.dir
         self._folder = folder
+        self._replaced = dict(replaced or {})
         self._overlay: dict[tuple[Any, ...], Any] = {}
         self._shards: dict[tuple[str, str], list[Any]] = {}
         self._saved: set[str] = set()
@@ -324,7 +327,7 @@ class ProjectionStore:
         self.written = set()
 
     def view_exists(self, name: str) -> bool:
-        if name in self._saved:
+        if name in self._saved or name in self._replaced:
             return True
         view = self._folder.view(name, object)
         if view.refused and view.failure is not None:
@@ -332,6 +335,11 @@ class ProjectionStore:
         return view.exists
 
     def load_view(self, name: str, expected: type) -> Any:
+        target = self._target.get(name, (name,))
+        if name in self._replaced:
+            if target not in self._overlay:
+                self._overlay[target] = self._project(name, expected, copy_json(self._replaced[name]), target, False)
+            return self._overlay[target]
         view = self._folder.view(name, expected)
         if view.failure is not None:
             raise fresh(view.failure)
@@ -339,15 +347,18 @@ class ProjectionStore:
             raise ViewCorruptError(
                 f"{name} has a top-level {type(view.value).__name__}, expected a {expected.__name__}"
             )
-        target = self._target.get(name, (name,))
         if target in self._overlay:
             return self._overlay[target]
         mini = self._project(name, expected, view.value if view.exists else expected(), target)
         self._overlay[target] = mini
         return mini
 
-    def _project(self, name: str, expected: type, value: Any, target: tuple[Any, ...]) -> Any:
+    def _project(self, name: str, expected: type, value: Any, target: tuple[Any, ...], indexed: bool = True) -> Any:
+        """The part of ``value`` the target can touch (``indexed``: ``value`` is the file the
+        folder's id indexes were built from)."""
         if name == REFLECTIONS and len(target) == 2:
+            if not indexed:
+                return [e for e in value if isinstance(e, dict) and e.get("id") == target[1]]
             matches = self._folder.reflection_ids.get(target[1], []) if _hashable(target[1]) else []
             return [dict(e) for e in matches]
         if name == PERSONA and len(target) == 3:
@@ -359,6 +370,9 @@ class ProjectionStore:
                 return {key: section}
             if not isinstance(section.get("facts"), list):
                 return {key: dict(section)}
+            if not indexed:
+                facts = [e for e in section["facts"] if isinstance(e, dict) and e.get("id") == eid]
+                return {key: {**section, "facts": facts}}
             matches = self._folder.persona_ids.get((key, eid), [])
             return {key: {**section, "facts": [dict(e) for e in matches]}}
         if name == PERSONA:
@@ -393,6 +407,33 @@ class ProjectionStore:
         dumps_view(entries)  # raises what replay's save of it would raise
         self._shards[(archive, basename)] = entries
         self.written.add(f"{archive}/{basename}")
+
+    def changed_entries(self) -> Iterator[tuple[str, str, dict[str, Any] | None, dict[str, Any] | None]]:
+        """``(view, entry, before, after)`` for every reflection or persona entry the handlers run
+        so far saved differently from the folder (``after`` ``None``: removed; ``before``
+        ``None``: not in the folder's view). ``entry`` is as :func:`journal.handlers.entry_ref`."""
+        for target, value in self._overlay.items():
+            name = target[0]
+            if name not in self._saved:
+                continue
+            if name == REFLECTIONS and len(target) == 2 and _hashable(target[1]):
+                afters = [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+                befores = [] if name in self._replaced else self._folder.reflection_ids.get(target[1], [])
+                ref = str(target[1])
+            elif name == PERSONA and len(target) == 3 and _hashable(target[1]) and _hashable(target[2]):
+                section = value.get(target[1]) if isinstance(value, dict) else None
+                facts = section.get("facts") if isinstance(section, dict) else None
+                afters = [e for e in facts if isinstance(e, dict)] if isinstance(facts, list) else []
+                befores = [] if name in self._replaced else self._folder.persona_ids.get((target[1], target[2]), [])
+                ref = f"{target[1]}/{target[2]}"
+            else:
+                continue
+            before = befores[0] if befores else None
+            after = afters[0] if afters else None
+            if before is None and after is None:
+                continue
+            if before is None or after is None or not same_json(before, after):
+                yield name, ref, before, after
 
     def read_sentinel(self) -> SentinelRead:
         return read_sentinel(self.char_dir)

@@ -21,6 +21,7 @@ from journal.diagnosis.values import (
 )
 from journal.handlers import HandlerRegistry
 from journal.inputs import CharacterEntry, ZipLimits, characters_in, descend, extract_zip, is_character_folder
+from journal.serverrules import CharacterList, find_characters_file, read_characters
 
 
 def diagnose_path(
@@ -32,8 +33,13 @@ def diagnose_path(
     now: datetime | None = None,
     zip_limits: ZipLimits | None = None,
     progress: Callable[[int, int], None] | None = None,
+    characters_file: str | os.PathLike[str] | None = None,
 ) -> Diagnosis:
     """Diagnose a memory root, one character folder, or a ``.zip`` export of either.
+
+    ``characters_file``: the memory server's ``characters.json`` (default: the one beside the
+    memory root, ``../config/characters.json``, when it exists; memory-format §9.1). A character
+    it does not list is one the server never reconciles.
 
     ``progress(bytes_read, total_bytes)`` follows the journal scans of all characters together
     (never backwards); it may raise to cancel, and the exception propagates (a zip's extracted copy
@@ -49,8 +55,11 @@ def diagnose_path(
         UnreadableInputError: PATH does not exist or cannot be read, is neither a folder nor a
             zip, or the zip is corrupt or too big.
         UnknownCharacterError: ``character`` is not among PATH's characters.
+        UnreadableInputError: also when ``characters_file`` is given and does not exist.
     """
     given = os.fspath(path)
+    if characters_file is not None and not os.path.lexists(characters_file):
+        raise UnreadableInputError(f"{os.fspath(characters_file)}: no such file (--characters)")
     p = Path(given)
     try:
         st = os.stat(p)
@@ -87,7 +96,7 @@ def diagnose_path(
         raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
 
     try:
-        _fill(diag, base, zip_name, character, registry, probe, now, progress)
+        _fill(diag, base, zip_name, character, registry, probe, now, progress, characters_file)
     except BaseException:
         diag.close()
         raise
@@ -103,6 +112,7 @@ def _fill(
     server: ServerStatus,
     now: datetime | None,
     progress: Callable[[int, int], None] | None = None,
+    characters_file: str | os.PathLike[str] | None = None,
 ) -> None:
     root_real = os.path.realpath(diag.root if diag.is_zip else base)
     if is_character_folder(base):
@@ -124,6 +134,8 @@ def _fill(
         entries = [e for e in entries if e.name == character]
         if not entries:
             raise UnknownCharacterError(f"{diag.path}: no character named {character!r}")
+    found = characters_file if characters_file is not None else find_characters_file(diag.memory_root)
+    listed = CharacterList() if found is None else read_characters(found)
     sizes = [0 if e.refusal is not None else journal_size(e.path) for e in entries]
     total = sum(sizes)
     shown = 0
@@ -152,6 +164,7 @@ def _fill(
                 root=root_real,
                 name=entry.name,
                 progress=from_character(before),
+                characters=listed,
             )
         before += size
         overall(before)

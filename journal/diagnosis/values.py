@@ -47,6 +47,18 @@ FINDING_CODES = (
     "compaction.due",
     "server.running",
     "input.refused",
+    # issue 13: what the memory server's next start does (journal.diagnosis.server), and the wedge
+    "server.persona_replaced",
+    "server.sentinel_unseen",
+    "server.full_replay",
+    "server.replay_stops",
+    "server.shard_passed",
+    "server.writes_outside",
+    "server.duplicate_replayed",
+    "server.next_append_glued",
+    "server.not_reconciled",
+    "server.characters_file",
+    "replay.held",
 )
 
 #: At most this many findings of one code per character; the rest are summed up in one more.
@@ -136,6 +148,148 @@ class ArchiveOrphan:
     message: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class EntryChange:
+    """One view entry a predicted replay changes.
+
+    Attributes:
+        file: ``reflections.json`` or ``persona.json``.
+        entry: ``<reflection id>`` or ``<entity_key>/<entry_id>``.
+        fields: ``(name, before, after)`` for each field that changes; ``before``/``after`` are
+            shown only for numbers, booleans and null (``...`` otherwise: text stays private).
+        removed: the entry leaves the view (an archive).
+        added: the entry was not in the view.
+    """
+
+    file: str
+    entry: str
+    fields: tuple[tuple[str, Any, Any], ...] = ()
+    removed: bool = False
+    added: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "entry": self.entry,
+            "removed": self.removed,
+            "added": self.added,
+            "fields": [{"name": n, "before": _shown(b), "after": _shown(a)} for n, b, a in self.fields],
+        }
+
+
+def _shown(value: Any) -> Any:
+    return value if value is None or isinstance(value, (bool, int, float)) else "..."
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStop:
+    """Where the server's replay stops: the record (``index`` ``None`` for a record our reader does
+    not replay), its type, our block reason, and the reason in words."""
+
+    index: int | None
+    line: int
+    event_id: str
+    type: str
+    reason: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "line": self.line,
+            "event_id": self.event_id,
+            "type": self.type,
+            "reason": self.reason,
+            "message": self.message,
+        }
+
+
+@dataclass(slots=True)
+class ServerStart:
+    """What the memory server's next start does to one character folder (memory-format §9), step
+    by step: persona ensure, reconcile with the server's reader and sentinel rules, then outbox.
+
+    Attributes:
+        reconciled: whether its ``characters.json`` lists the character (``None``: not known).
+        characters_file: the ``characters.json`` read, if any.
+        sentinel: the sentinel as the server's reader finds it (``index``: our index of its event).
+        persona: persona ensure's action (``keep``/``create``/``replace``/``unknown``) and words.
+        replays: how many records the server's reconcile runs, from the record after its sentinel.
+        applied: how many of them it applies (passed shards included), before it stops.
+        stop: where it stops, if it does.
+        passed: archive events it moves past although their shard is corrupt (our replay pauses).
+        changes: entries its replay changes (at most 100), and ``changes_total``.
+        writes: files it writes: ``(path, outside)``; paths inside the folder are relative.
+        unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
+        outbox: pending outbox operations it starts in the background (not awaited).
+        notes: the server's side of each deliberate difference that applies to this folder.
+    """
+
+    reconciled: bool | None = None
+    characters_file: str | None = None
+    sentinel: SentinelInfo = field(default_factory=SentinelInfo)
+    persona: tuple[str, str] = ("keep", "")
+    replays: int = 0
+    applied: int = 0
+    stop: ServerStop | None = None
+    passed: list[int] = field(default_factory=list)
+    changes: list[EntryChange] = field(default_factory=list)
+    changes_total: int = 0
+    writes: list[tuple[str, bool]] = field(default_factory=list)
+    unapplied: int = 0
+    outbox: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: what the next start does (the human output and the window lead with it)."""
+        if self.reconciled is False:
+            return "the memory server does not reconcile this character (not in its characters.json)"
+        parts = []
+        if self.persona[0] == "replace":
+            parts.append("replaces persona.json with a fresh persona")
+        if self.replays == 0:
+            parts.append("replays nothing")
+        else:
+            full = self.sentinel.state != "ok"
+            what = f"replays {self.replays} event{'s' if self.replays != 1 else ''}"
+            parts.append(what + (" from the start of the journal" if full else ""))
+            if self.stop is not None:
+                where = f"#{self.stop.index}" if self.stop.index is not None else f"line {self.stop.line}"
+                parts.append(f"stops at {where} ({self.stop.reason}) after {self.applied}")
+        if self.changes_total:
+            parts.append(f"changes {self.changes_total} entr{'ies' if self.changes_total != 1 else 'y'}")
+        if any(out for _, out in self.writes):
+            parts.append("writes outside the folder")
+        if self.outbox:
+            parts.append(f"then runs {self.outbox} outbox operation{'s' if self.outbox != 1 else ''}")
+        return "the memory server's next start " + ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reconciled": self.reconciled,
+            "characters_file": self.characters_file,
+            "sentinel": {
+                "state": self.sentinel.state,
+                "event_id": self.sentinel.event_id,
+                "index": self.sentinel.index,
+            },
+            "persona_ensure": {"action": self.persona[0], "message": self.persona[1]},
+            "replay": {
+                "events": self.replays,
+                "applied": self.applied,
+                "stops": None if self.stop is None else self.stop.to_json(),
+                "passed_corrupt_shards": list(self.passed),
+            },
+            "changes": [c.to_json() for c in self.changes],
+            "changes_total": self.changes_total,
+            "writes": [{"path": p, "outside": o} for p, o in self.writes],
+            "left_unapplied": self.unapplied,
+            "outbox_pending": self.outbox,
+            "notes": list(self.notes),
+            "summary": self.summary(),
+        }
+
+
 @dataclass(slots=True)
 class CharacterDiagnosis:
     """Everything ``check`` reports about one character folder.
@@ -154,6 +308,8 @@ class CharacterDiagnosis:
         views_only: no journal and no shards: a cloud-save export.
         compaction_due: the journal is due for compaction.
         archive_orphans: archive events whose entry is lost, or cannot be found for sure.
+        server_start: what the memory server's next start does to the folder (``None``: not
+            predicted, e.g. the folder could not be listed).
     """
 
     name: str
@@ -169,6 +325,7 @@ class CharacterDiagnosis:
     views_only: bool = False
     compaction_due: bool = False
     archive_orphans: list[ArchiveOrphan] = field(default_factory=list)
+    server_start: ServerStart | None = None
 
     def counts(self) -> dict[str, int]:
         if isinstance(self.events, EventList):
@@ -231,6 +388,7 @@ class CharacterDiagnosis:
                 for d in self.defects
             ],
             "findings": [f.to_json() for f in self.findings],
+            "server_start": None if self.server_start is None else self.server_start.to_json(),
         }
 
 

@@ -1,0 +1,365 @@
+"""The server model: what the memory server's next start does to one character folder.
+
+Memory-format §9, step by step: persona ensure, then reconcile with the server's reader and
+sentinel rules, then the outbox. It runs *our* handlers (:func:`journal.handlers.try_apply`) on an
+in-memory overlay of the folder, with the server's documented deviations, each one named function
+of :mod:`journal.serverrules`. Nothing is written. The findings it adds have codes starting
+``server.``; the diagnosis's other findings describe what our guarded replay does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from journal.codec import same_json
+from journal.diagnosis.checks import Character
+from journal.diagnosis.folder import ProjectionStore
+from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
+from journal.handlers import archive_target, try_apply
+from journal.reader import events_at, iter_journal_from
+from journal.sentinel import SentinelInfo, locate_sentinel
+from journal.serverrules import (
+    CharacterList,
+    ServerReader,
+    ServerRecord,
+    append_glues,
+    ensure_persona,
+    fresh_persona,
+    live_write_orphans,
+    outside,
+    reconciles,
+    relpath_or_abs,
+    server_outcome,
+    server_reader,
+    server_shard_path,
+    without_shard,
+)
+from journal.views import PERSONA
+
+#: At most this many changed entries are listed (``changes_total`` counts them all).
+MAX_CHANGES = 100
+
+
+def predict_server_start(c: Character, characters: CharacterList) -> ServerStart:
+    """The server's next start for ``c`` (run after the checks; reads what they found)."""
+    s = ServerStart(reconciles(characters, c.diag.name), characters.path)
+    s.outbox = c.outbox_pending
+    if s.reconciled is False:
+        return s
+    folder = c.folder
+    assert folder is not None
+    view = folder.view(PERSONA, dict)
+    ensure = ensure_persona(view.exists, view.error, view.refused)
+    s.persona = (ensure.action, ensure.message)
+    if not c.journal_ok:
+        s.sentinel = c.diag.sentinel
+        return s
+    reader = server_reader(c.defects)
+    s.sentinel, start, floor = _server_sentinel(c, reader)
+    store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
+    written: set[str] = set()
+    todo = 0
+    for index, record, ev in _records_from(c, reader, start, floor):
+        todo += 1
+        if s.stop is not None:
+            continue
+        if ev is None:  # the line changed under us: the server would meet something else
+            continue
+        reason = _apply(c, s, store, ev, index, written)
+        if reason is not None:
+            line = c.events.line(index) if index is not None else (record.line if record is not None else ev.line)
+            s.stop = ServerStop(index, line, ev.event_id, ev.type, reason[0], reason[1])
+    s.replays = todo
+    s.unapplied = todo - s.applied
+    if ensure.action == "replace":
+        written.add(PERSONA)
+    if s.applied:
+        written.add(SENTINEL_NAME)
+    named = list(dict.fromkeys(s.writes))  # shards written where a payload's basename leads
+    s.writes = [(w, False) for w in sorted(written)] + [w for w in named if w not in {(x, False) for x in written}]
+    for change in _changes(store):
+        s.changes_total += 1
+        if len(s.changes) < MAX_CHANGES:
+            s.changes.append(change)
+    return s
+
+
+def _server_sentinel(c: Character, reader: ServerReader) -> tuple[SentinelInfo, int, int]:
+    """The sentinel as the server's reader finds it, our index its replay starts from, and the byte
+    offset it starts after (memory-format §3.2, §9.3): our one rule (:func:`locate_sentinel`),
+    over the server's records."""
+    events = c.events
+
+    def index_of(event_id: str) -> int | None:
+        i = events.index_of(event_id)
+        if i is not None and events.line(i) not in reader.hidden_lines:
+            return i
+        return None
+
+    info = locate_sentinel(c.sentinel_read, index_of)
+    if info.state == "ok" and info.index is not None:
+        return info, info.index + 1, events.offset(info.index) + 1
+    dup = next((r for r in reader.duplicates if r.event_id == info.event_id), None)
+    if info.state == "unknown_id" and dup is not None:
+        # Only a later copy of that id is visible to the server: replay goes on after it.
+        nxt = next((i for i in range(len(events)) if events.offset(i) > dup.offset), len(events))
+        return SentinelInfo("ok", info.event_id, None), nxt, dup.offset + 1
+    return info, 0, 0
+
+
+def _records_from(
+    c: Character, reader: ServerReader, start: int, floor: int
+) -> Iterator[tuple[int | None, ServerRecord | None, Event | None]]:
+    """The server's records after its sentinel (our events from ``start``, and the repeated ids
+    from byte ``floor``), in file order, with their events read again: ``(our index or None, the
+    repeated record or None, the event or None when it is gone)``."""
+    events = c.events
+    n = len(events)
+    dups = [r for r in reader.duplicates if r.offset >= floor]
+    dup_events = events_at(c.journal_path, (r.offset for r in dups)) if dups else {}
+    k = 0
+    if start < n:
+        i = start
+        for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
+            for ev in batch:
+                while i < n and events.offset(i) < ev.offset:
+                    if events.line(i) not in reader.hidden_lines:
+                        yield i, None, None  # not found again: the file changed under us
+                    i += 1
+                if not (i < n and events.offset(i) == ev.offset and events.event_id(i) == ev.event_id):
+                    continue
+                while k < len(dups) and dups[k].offset < ev.offset:
+                    yield None, dups[k], dup_events.get(dups[k].offset)
+                    k += 1
+                if events.line(i) not in reader.hidden_lines:
+                    yield i, None, ev
+                i += 1
+        for j in range(i, n):
+            if events.line(j) not in reader.hidden_lines:
+                yield j, None, None
+    for r in dups[k:]:
+        yield None, r, dup_events.get(r.offset)
+
+
+def _apply(
+    c: Character, s: ServerStart, store: ProjectionStore, ev: Event, index: int | None, written: set[str]
+) -> tuple[str, str] | None:
+    """Run one record as the server does; the reason its replay stops here, or ``None``."""
+    payload = ev.payload
+    store.focus(payload)
+    reason = try_apply(c.registry, store, ev.type, payload)[0]
+    written |= store.written
+    if reason is None:
+        s.applied += 1
+        return None
+    outcome = server_outcome(reason[0])
+    if outcome == "pass":
+        if index is not None:
+            s.passed.append(index)
+        s.applied += 1
+        return None
+    if outcome == "write" and isinstance(payload, dict):
+        target = archive_target(ev.type, payload)
+        if target is not None and isinstance(target.shard, str):
+            path = server_shard_path(c.dir, target.archive, target.shard)
+            s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
+            stripped = without_shard(payload)
+            store.focus(stripped)
+            again = try_apply(c.registry, store, ev.type, stripped)[0]
+            written |= store.written
+            if again is None:
+                s.applied += 1
+                return None
+            return again
+    return reason
+
+
+def _changes(store: ProjectionStore) -> Iterator[EntryChange]:
+    for name, ref, before, after in store.changed_entries():
+        if after is None:
+            yield EntryChange(name, ref, removed=True)
+            continue
+        old = before or {}
+        fields = []
+        for key in [*old, *(k for k in after if k not in old)]:
+            b, a = old.get(key, None), after.get(key, None)
+            if key not in old or key not in after or not same_json(b, a):
+                fields.append((key, b, a))
+        yield EntryChange(name, ref, tuple(fields), added=before is None)
+
+
+# -- the findings -----------------------------------------------------------------------------------
+
+
+def check_server_start(c: Character, s: ServerStart) -> None:
+    """The ``server.*`` findings: where the server's next start does harm, or differs from what
+    our guarded replay would do (README: Where we deliberately differ from the memory server)."""
+    add = c.findings.add
+    if s.characters_file is not None and s.reconciled is None:
+        add("server.characters_file", "warning", f"{s.characters_file} {_characters_error(c)}", file=s.characters_file)
+    if s.reconciled is False:
+        add(
+            "server.not_reconciled",
+            "info",
+            f"{c.diag.name} is not listed in {s.characters_file}: the memory server never reconciles it "
+            "(its outbox still runs, if it has one)",
+            file=s.characters_file,
+        )
+        s.notes.append("not reconciled: the character is not in characters.json")
+        return
+    _persona_findings(c, s)
+    _sentinel_findings(c, s)
+    _replay_findings(c, s)
+    _row_notes(c, s)
+
+
+def _characters_error(c: Character) -> str:
+    return c.characters.error or "cannot be read"
+
+
+def _persona_findings(c: Character, s: ServerStart) -> None:
+    if s.persona[0] != "replace":
+        return
+    pending_persona = sum(1 for i in range(c.sindex + 1, len(c.events)) if c.events.type(i).startswith("persona."))
+    lost = (
+        f"; the {pending_persona} pending persona event{'s' if pending_persona != 1 else ''} then find no entry "
+        "and the sentinel moves past them"
+        if pending_persona
+        else ""
+    )
+    c.findings.add(
+        "server.persona_replaced",
+        "error",
+        f"starting the memory server replaces persona.json with a fresh persona built from the character card, "
+        f"before it replays{lost}: the persona's content is lost. First restore persona.json from a backup or the "
+        "cloud save; do not start the server until then",
+        file=PERSONA,
+    )
+
+
+def _sentinel_findings(c: Character, s: ServerStart) -> None:
+    ours = c.diag.sentinel
+    if ours.state == "ok" and s.sentinel.state != "ok":
+        c.findings.add(
+            "server.sentinel_unseen",
+            "error",
+            f"the sentinel names event {ours.event_id}, which the memory server's reader cannot see (it is glued onto "
+            f"a torn fragment): its next start replays the whole journal ({s.replays} events)",
+            event_id=ours.event_id,
+            file=SENTINEL_NAME,
+        )
+    if s.sentinel.state != "ok" and s.replays:
+        changed = (
+            f"; it changes {s.changes_total} entr{'ies' if s.changes_total != 1 else 'y'}" if s.changes_total else ""
+        )
+        worst = _rollbacks(s)
+        stops = (
+            f" and stops at {_where(s.stop)} ({s.stop.reason}), leaving what it applied before that"
+            if s.stop is not None
+            else ""
+        )
+        c.findings.add(
+            "server.full_replay",
+            "error" if worst and ours.state == "ok" else "warning",
+            f"the memory server's next start replays the whole journal from the first event{changed}{worst}{stops}; "
+            "a full replay applies old snapshots again, so it is not harmless",
+            file=SENTINEL_NAME,
+        )
+
+
+def _rollbacks(s: ServerStart) -> str:
+    shown = []
+    for ch in s.changes:
+        for name, before, after in ch.fields:
+            if isinstance(before, (int, float)) and isinstance(after, (int, float)) and not isinstance(before, bool):
+                shown.append(f"{ch.entry} {name} {before} → {after}")
+            if len(shown) >= 3:
+                break
+        if len(shown) >= 3:
+            break
+    return f" ({'; '.join(shown)})" if shown else ""
+
+
+def _where(stop: ServerStop) -> str:
+    return f"event #{stop.index}" if stop.index is not None else f"line {stop.line}"
+
+
+def _replay_findings(c: Character, s: ServerStart) -> None:
+    add = c.findings.add
+    if s.stop is not None:
+        left = s.unapplied - 1
+        add(
+            "server.replay_stops",
+            "error",
+            f"the memory server's next start stops at {_where(s.stop)} ({s.stop.type or '(missing type)'}: "
+            f"{s.stop.reason}) after applying {s.applied}"
+            + (f"; the {left} after it stay unapplied" if left > 0 else "")
+            + f", and its next live write moves the sentinel past {'them' if left > 0 else 'it'} for good "
+            "(memory-format §9.6)",
+            event_id=s.stop.event_id,
+        )
+    for index in s.passed:
+        add(
+            "server.shard_passed",
+            "error",
+            f"event #{index} archives into a corrupt shard: the memory server keeps the entry in the view and moves "
+            "the sentinel past the event, so no later start retries it; our guarded replay pauses there instead",
+            event_id=c.events.event_id(index),
+        )
+    for path, out in s.writes:
+        if out:
+            add(
+                "server.writes_outside",
+                "error",
+                f"the memory server's next start writes {path}, outside the character folder: an archive event names "
+                "a shard basename that leads out of its shard folder; do not start the server on this folder",
+                file=path,
+            )
+    dups = [d for d in c.defects if d.kind == "duplicate_event_id"]
+    if dups:
+        lines = ", ".join(str(d.line) for d in dups[:5]) + (" …" if len(dups) > 5 else "")
+        add(
+            "server.duplicate_replayed",
+            "warning",
+            f"the memory server replays each repeated event id again (line{'s' if len(dups) != 1 else ''} {lines}) "
+            "whenever its replay reaches it; our reader skips later copies",
+            file=JOURNAL_NAME,
+        )
+    torn = any(d.kind == "torn_tail" for d in c.defects)
+    if append_glues(torn):
+        add(
+            "server.next_append_glued",
+            "warning",
+            "the journal ends in a torn line: the memory server's next journal write is glued onto it, and both are "
+            "lost as one bad line; our library writes a newline first",
+            file=JOURNAL_NAME,
+        )
+
+
+def _row_notes(c: Character, s: ServerStart) -> None:
+    """The server's side of each deliberate difference that applies to this folder, in words."""
+    notes = s.notes
+    if live_write_orphans(s.unapplied):
+        notes.append(
+            "its next live write moves the sentinel to the journal end: "
+            + (
+                "the record its start leaves unapplied is orphaned"
+                if s.unapplied == 1
+                else f"the {s.unapplied} records its start leaves unapplied are orphaned"
+            )
+        )
+    lost = [o for o in c.diag.archive_orphans if o.problem is None]
+    if lost:
+        notes.append(
+            f"it does not recover the {len(lost)} archived entr{'ies' if len(lost) != 1 else 'y'} lost between the "
+            "journal event and the shard append (guarded replay with --repair-orphans can)"
+        )
+    if s.passed:
+        notes.append("a corrupt shard is treated as holding the entry: the view keeps it and the sentinel moves on")
+    if any(d.kind == "duplicate_event_id" for d in c.defects):
+        notes.append("a repeated event id is replayed again")
+    if any(d.kind == "torn_tail" for d in c.defects):
+        notes.append("an append after the torn last line is glued onto it")
+    if c.findings.has("tempfile.leftover"):
+        notes.append("the newest server removes its own tagged temp files after 24 h; mid-2026 servers leave them")

@@ -1,0 +1,231 @@
+"""The memory server's own rules where they differ from this library's: one function per deviation.
+
+The diagnosis predicts what the memory server's next start does to a folder
+(:mod:`journal.diagnosis.server`) by running *our* handlers with these deviations, each citing
+the section of the format notes (``shared/spec/memory-format.md``) it implements. Everything else
+(the handlers' effects, the sentinel's fallbacks, where a handler raises) is the same rule for both
+actors and has its one home in this library. Nothing here writes anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from journal import fs
+from journal.codec import loads_exact
+
+#: Where the server's list of characters lives, relative to the memory root (§9.1).
+CHARACTERS_RELPATH = os.path.join("..", "config", "characters.json")
+
+#: The key of ``characters.json`` whose object's keys are the characters (§9.1).
+CHARACTERS_KEY = "猫娘"
+
+#: A ``characters.json`` larger than this is not read (it is a small config file).
+_CHARACTERS_MAX = 16 << 20
+
+
+# -- §9.1: which characters the server reconciles ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CharacterList:
+    """``characters.json`` as the server reads it.
+
+    Attributes:
+        path: the file (absolute), or ``None`` when none was found or given.
+        names: the characters it lists (``None``: not known, because there is no file or it
+            cannot be read).
+        error: why it cannot be read, in words.
+    """
+
+    path: str | None = None
+    names: frozenset[str] | None = None
+    error: str | None = None
+
+
+def find_characters_file(memory_root: str | os.PathLike[str]) -> str | None:
+    """``<app_docs>/config/characters.json`` beside the memory root ``<app_docs>/memory`` (§9.1)."""
+    candidate = os.path.normpath(os.path.join(os.path.abspath(memory_root), CHARACTERS_RELPATH))
+    return candidate if os.path.lexists(candidate) else None
+
+
+def read_characters(path: str | os.PathLike[str]) -> CharacterList:
+    """The characters the server reconciles: the keys of the ``猫娘`` object (§9.1); never raises."""
+    p = os.path.abspath(path)
+    try:
+        with fs.open_regular(p) as fh:
+            data = fh.read(_CHARACTERS_MAX + 1)
+    except OSError as exc:
+        return CharacterList(p, None, f"cannot be read: {exc.strerror or exc}")
+    if len(data) > _CHARACTERS_MAX:
+        return CharacterList(p, None, f"is larger than {_CHARACTERS_MAX >> 20} MiB")
+    try:
+        doc = loads_exact(data)
+    except ValueError as exc:
+        return CharacterList(p, None, f"is not JSON ({exc})")
+    section = doc.get(CHARACTERS_KEY) if isinstance(doc, dict) else None
+    if not isinstance(section, dict):
+        return CharacterList(p, None, f"has no {CHARACTERS_KEY!r} object")
+    return CharacterList(p, frozenset(k for k in section if isinstance(k, str)))
+
+
+def reconciles(characters: CharacterList, name: str) -> bool | None:
+    """Whether the server's start reconciles character ``name`` (``None``: not known) (§4.2 step 5, §9.1)."""
+    return None if characters.names is None else name in characters.names
+
+
+# -- §4.2 step 4, §9.2: persona ensure before replay -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaEnsure:
+    """What the server's ``aensure_persona`` does to ``persona.json`` before it reconciles.
+
+    ``action``: ``keep`` (readable dict: migrations and card sync may still touch it), ``create``
+    (no file: built from the character card), ``replace`` (unreadable or not a dict: replaced
+    with a fresh persona from the card, silently; the old content is lost), ``unknown`` (a file
+    the inspector does not read, for safety).
+    """
+
+    action: str
+    message: str
+
+
+def ensure_persona(exists: bool, error: str | None, refused: bool) -> PersonaEnsure:
+    """Persona ensure's effect, given how ``persona.json`` reads (§4.2 step 4, §9.2)."""
+    if refused:
+        return PersonaEnsure(
+            "unknown", "persona.json was not read (refused for safety): what persona ensure does is not known"
+        )
+    if not exists:
+        return PersonaEnsure("create", "no persona.json: persona ensure builds one from the character card")
+    if error is not None:
+        return PersonaEnsure(
+            "replace",
+            f"persona.json is unusable ({error}): persona ensure silently replaces it with a fresh persona "
+            "built from the character card, before replay; its previous content is lost",
+        )
+    return PersonaEnsure(
+        "keep", "persona.json is readable: persona ensure keeps it (migrations and card sync may touch it)"
+    )
+
+
+def fresh_persona() -> dict[str, Any]:
+    """The persona replay meets after a ``replace`` (§9.2). The card's entries are not known here;
+    none of the journal's entries are in it, so its persona events find no entry."""
+    return {}
+
+
+# -- §4.1 step 2, §9.3: the server's reader ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ServerRecord:
+    """A record the server's reader yields that ours does not replay: a later copy of an event id.
+
+    Attributes:
+        event_id: its id.
+        offset: the byte offset of its line (for reading its payload again).
+        line: the 1-based line.
+    """
+
+    event_id: str
+    offset: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReader:
+    """How the server's reader's records differ from our reader's events (§4.1 step 2, §9.3).
+
+    Attributes:
+        hidden_lines: lines where our reader recovers an event the server cannot see.
+        duplicates: records the server replays that ours does not, in file order.
+    """
+
+    hidden_lines: frozenset[int] = frozenset()
+    duplicates: tuple[ServerRecord, ...] = ()
+
+
+def server_reader(defects: Iterable[Any]) -> ServerReader:
+    """The server's reader, as the difference from ours, given our reader's located defects (§4.1
+    step 2, §9.3).
+
+    The server parses each stripped line as a whole and skips what does not parse, so an event
+    our reader recovers from a glued line is invisible to it. A later copy of an event id is a
+    record like any other to it: it replays it again. Lines neither reader can parse are skipped
+    by both.
+    """
+    hidden: set[int] = set()
+    extra: list[ServerRecord] = []
+    for d in defects:
+        if d.kind == "glued" and d.recovered_event_id is not None:
+            hidden.add(d.line)
+        elif d.kind == "duplicate_event_id" and d.event_id is not None:
+            extra.append(ServerRecord(d.event_id, d.offset, d.line))
+    extra.sort(key=lambda r: r.offset)
+    return ServerReader(frozenset(hidden), tuple(extra))
+
+
+# -- §3.5 (d)/(e), §9.7: archive handlers without our checks ------------------------------------------
+
+
+def server_outcome(reason: str) -> str:
+    """What the server's replay does where ours stops for ``reason`` (§3.5 (d), §9.7):
+
+    - ``pass``: a corrupt target shard (``corrupt_shard``). Its handler reports "no change"
+      without touching the view, and the sentinel moves past the event. Ours raises and pauses.
+    - ``write``: a shard basename we refuse (``bad_shard_name``). It writes the shard where the
+      name leads (:func:`server_shard_path`), then removes the entry from the view.
+    - ``stop``: every other reason; the server pauses there too (§4.1 steps 3 and 4).
+    """
+    if reason == "corrupt_shard":
+        return "pass"
+    if reason == "bad_shard_name":
+        return "write"
+    return "stop"
+
+
+def server_shard_path(char_dir: str | os.PathLike[str], archive: str, basename: str) -> str:
+    """Where the server writes the shard a payload names: ``<char>/<archive>/<basename>``, the
+    basename unvalidated (§3.5 (d), §9.7), as the path the OS resolves."""
+    return os.path.normpath(os.path.join(os.path.abspath(char_dir), archive, basename))
+
+
+def outside(char_dir: str | os.PathLike[str], path: str) -> bool:
+    """Whether ``path`` (normalised) lies outside the character folder."""
+    base = os.path.normpath(os.path.abspath(char_dir))
+    return os.path.commonpath([base, path]) != base
+
+
+def without_shard(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload our handler runs for the server's view step of an archive event whose shard name
+    we refuse: the server writes the shard (recorded by :func:`server_shard_path`) and then removes
+    the entry from the view, which is what our handler does for an event without a shard (§3.5 (d))."""
+    return {k: v for k, v in payload.items() if k != "archive_shard_path"}
+
+
+# -- §3.1, §4.3, §9.6, §9.7: the server's live writes -------------------------------------------------
+
+
+def append_glues(torn_tail: bool) -> bool:
+    """The server's next append is glued onto an unterminated last line, and both are lost as one
+    bad line (§3.1, §9.7). Ours writes a newline first."""
+    return torn_tail
+
+
+def live_write_orphans(unapplied_after_start: int) -> bool:
+    """The server's next live write moves the sentinel to the journal end unconditionally, so every
+    event its start left unapplied is orphaned (§4.3, §9.6)."""
+    return unapplied_after_start > 0
+
+
+def relpath_or_abs(char_dir: str | os.PathLike[str], path: str) -> str:
+    """``path`` relative to the character folder when inside it, else absolute."""
+    if outside(char_dir, path):
+        return path
+    return Path(os.path.relpath(path, os.path.abspath(char_dir))).as_posix()
