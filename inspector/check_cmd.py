@@ -26,7 +26,7 @@ from journal.diagnosis import (
     Finding,
     diagnose_path,
 )
-from journal.diagnosis.values import ServerStart
+from journal.diagnosis.values import ServerStart, is_server_start_finding
 
 PROG = "memory-inspector check"
 
@@ -317,12 +317,6 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
             yield from (_finding_line(f) for f in ours)
     else:
         yield "  findings  none: healthy"
-
-
-def is_server_start_finding(f: Finding) -> bool:
-    """A finding about what the memory server's next start does (``server.running`` is about
-    whether it runs now, so guarded replay must wait)."""
-    return f.code.startswith("server.") and f.code != "server.running"
 
 
 #: At most this many changed entries are printed per character.

@@ -17,6 +17,7 @@ from typing import Any
 
 from journal import fs
 from journal.codec import loads_exact
+from journal.shards import shard_entry_ids
 
 #: Where the server's list of characters lives, relative to the memory root (§9.1).
 CHARACTERS_RELPATH = os.path.join("..", "config", "characters.json")
@@ -194,6 +195,35 @@ def server_shard_path(char_dir: str | os.PathLike[str], archive: str, basename: 
     """Where the server writes the shard a payload names: ``<char>/<archive>/<basename>``, the
     basename unvalidated (§3.5 (d), §9.7), as the path the OS resolves."""
     return os.path.normpath(os.path.join(os.path.abspath(char_dir), archive, basename))
+
+
+#: A file a hostile basename leads to is read (to say what the server does with it) only up to this size.
+_SHARD_READ_MAX = 64 << 20
+
+
+def server_shard_state(char_dir: str | os.PathLike[str], path: str, entry_id: object) -> str:
+    """What the server's archive step finds at ``path`` (§3.5 (d) step 1): ``missing`` (it creates
+    the file), ``holds`` (the id is there: it writes nothing), ``list`` (it appends), ``corrupt``
+    (not a JSON list: it reports no change, keeps the view, and moves on), or ``unknown`` (outside
+    the character folder, or too big: not read, for safety)."""
+    if outside(char_dir, path):
+        return "unknown"
+    try:
+        with fs.open_regular(path) as fh:
+            data = fh.read(_SHARD_READ_MAX + 1)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return "corrupt"
+    if len(data) > _SHARD_READ_MAX:
+        return "unknown"
+    try:
+        value = loads_exact(data)
+    except ValueError:
+        return "corrupt"
+    if not isinstance(value, list):
+        return "corrupt"
+    return "holds" if entry_id in shard_entry_ids(value) else "list"
 
 
 def outside(char_dir: str | os.PathLike[str], path: str) -> bool:

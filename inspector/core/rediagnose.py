@@ -22,6 +22,7 @@ from typing import Any
 
 from inspector.core.jobs import CancelToken
 from journal.diagnosis import CharacterDiagnosis, EventInfo, EventList, Finding, JournalStats, SentinelInfo
+from journal.diagnosis.values import ServerStart
 
 
 @dataclass(slots=True)
@@ -36,7 +37,8 @@ class DiagnosisDelta:
         check_index, check_id: the id it read at ``check_index`` (the last event the window had
             when it asked), to prove both describe the same journal.
         not_applied: every event whose state is not ``applied``, with its reason and message.
-        defects, findings, outbox, blocked_index, blocked_message, views_only: as in the diagnosis.
+        defects, findings, outbox, blocked_index, blocked_message, views_only, server_start: as in
+            the diagnosis.
     """
 
     name: str
@@ -54,6 +56,7 @@ class DiagnosisDelta:
     blocked_index: int | None = None
     blocked_message: str | None = None
     views_only: bool = False
+    server_start: ServerStart | None = None
 
     @classmethod
     def of(cls, diagnosis: CharacterDiagnosis, check_index: int) -> DiagnosisDelta:
@@ -75,14 +78,19 @@ class DiagnosisDelta:
             diagnosis.blocked.index if diagnosis.blocked is not None else None,
             diagnosis.blocked_message,
             bool(getattr(diagnosis, "views_only", False)),
+            diagnosis.server_start,
         )
 
 
 def delta_of_folder(char_dir: str, root: str | None, name: str | None, check_index: int) -> DiagnosisDelta:
-    """Diagnose ``char_dir`` here and compact the result."""
+    """Diagnose ``char_dir`` here and compact the result (with the server's ``characters.json``
+    beside its memory root, as :func:`journal.diagnosis.diagnose_path` finds it)."""
     from journal.diagnosis import diagnose_character
+    from journal.serverrules import CharacterList, find_characters_file, read_characters
 
-    return DiagnosisDelta.of(diagnose_character(char_dir, root=root, name=name), check_index)
+    found = find_characters_file(os.path.dirname(os.path.abspath(char_dir)))
+    listed = CharacterList() if found is None else read_characters(found)
+    return DiagnosisDelta.of(diagnose_character(char_dir, root=root, name=name, characters=listed), check_index)
 
 
 def diagnose_in_child(

@@ -19,7 +19,8 @@ from typing import Any
 
 from inspector.core.reasons import REASONS
 from inspector.core.rediagnose import DiagnosisDelta
-from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList
+from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, Finding
+from journal.diagnosis.values import ServerStart, is_server_start_finding
 from journal.reader import Defect
 from journal.sentinel import locate_sentinel
 from journal.views import SentinelRead
@@ -189,7 +190,10 @@ class SentinelState:
             "null": "The sentinel is null",
             "unknown_id": f"The sentinel names an event that is not in the journal ({self.event_id})",
         }.get(self.state, f"The sentinel is {self.state}")
-        return f"{what}: replay would start from the first event. {self.counts_text()}"
+        return f"{what}: our guarded replay would start from the first event. {self.counts_text()}"
+
+
+# -- the memory server's next start --------------------------------------------------------------
 
 
 # -- one character's timeline --------------------------------------------------------------------
@@ -234,6 +238,9 @@ class CharacterTimeline:
         self.counts: dict[str, int] = dict.fromkeys(ROW_STATES, 0)
         self.counts.update(self.events.state_counts())
         self.counts[DAMAGED] = len(shown)
+        #: The server's start was predicted for an older state of the folder (a live re-diagnosis
+        #: did not send a new prediction): the window says so.
+        self.server_start_stale = False
 
     @property
     def name(self) -> str:
@@ -305,15 +312,102 @@ class CharacterTimeline:
         return None
 
     def badge(self) -> dict[str, int]:
-        """What the characters list shows: problem counts."""
+        """What the characters list shows: problem counts. ``pending`` … ``defects`` are our
+        guarded replay's view of the folder; ``server_errors`` and ``server_warnings`` count the
+        findings about the memory server's next start (:func:`is_server_start_finding`)."""
         c = self.counts
+        server = self.server_findings()
         return {
             "pending": c.get("pending", 0),
             "blocked": c.get("blocked", 0),
             "orphaned": c.get("orphaned", 0),
             "suspect": c.get("suspect", 0),
             "defects": c.get(DAMAGED, 0),
+            "server_errors": sum(1 for f in server if f.severity == "error"),
+            "server_warnings": sum(1 for f in server if f.severity == "warning"),
         }
+
+    # -- the memory server's next start -------------------------------------------------------------
+
+    @property
+    def server_start(self) -> ServerStart | None:
+        """What the memory server's next start does to the folder (``None``: not predicted)."""
+        return getattr(self.diagnosis, "server_start", None)
+
+    def server_findings(self) -> list[Finding]:
+        """The findings about the memory server's next start, in the diagnosis's order."""
+        return [f for f in self.diagnosis.findings if is_server_start_finding(f)]
+
+    def server_severity(self) -> str | None:
+        """The worst severity of :meth:`server_findings` (``None``: there are none)."""
+        order = ("info", "warning", "error")
+        found = [order.index(f.severity) for f in self.server_findings() if f.severity in order]
+        return order[max(found)] if found else None
+
+    def server_stop_ref(self) -> int | None:
+        """The row where the memory server's next start stops (``None``: it does not stop)."""
+        s = self.server_start
+        if s is None or s.stop is None or self.provisional:
+            return None
+        stop = s.stop
+        if stop.index is not None and 0 <= stop.index < len(self.events):
+            return stop.index
+        refs = self.refs_at_line(stop.line)
+        return refs[-1] if refs else None
+
+    def server_applies(self, ref: int) -> bool:
+        """Whether the memory server's next start applies event ``ref`` (:meth:`ServerStart.applies`)."""
+        s = self.server_start
+        if s is None or self.provisional or ref < 0 or ref >= len(self.events):
+            return False
+        return s.applies(ref, self.events.line(ref))
+
+    def server_only(self, ref: int) -> bool:
+        """Whether the memory server's next start applies event ``ref`` and our guarded replay
+        would not: it is behind our sentinel (a full replay applies it again), held, or where our
+        replay stops (the server moves past a corrupt shard, writes a refused one)."""
+        if not self.server_applies(ref):
+            return False
+        ours = self.events.state(ref) == "pending" and self.events[ref].reason != "held"
+        return not ours
+
+    def server_note(self, ref: int) -> str:
+        """What the memory server's next start does with row ``ref``, in words (``""``: nothing special)."""
+        s = self.server_start
+        if s is None:
+            return ""
+        if ref == self.server_stop_ref() and s.stop is not None:
+            left = s.unapplied - 1
+            after = ""
+            if left > 0:
+                after = (
+                    "; the event after it stays unapplied" if left == 1 else f"; the {left:,} after it stay unapplied"
+                )
+            blocked = self.diagnosis.blocked
+            same = blocked is not None and blocked.index == ref and blocked.reason == s.stop.reason
+            why = "" if same else f" {s.stop.message}"
+            return (
+                f"The memory server's next start stops here{' too' if same else ''} "
+                f"({s.stop.type or '(no type)'}: {s.stop.reason}) after applying {s.applied}{after}.{why}"
+            ).strip()
+        if not self.server_only(ref):
+            return ""
+        if self.events.state(ref) in ("applied", "orphaned", "suspect"):
+            why = (
+                "it replays the whole journal (it cannot see the sentinel's event)"
+                if s.sentinel.state != "ok"
+                else "its sentinel is before this event"
+            )
+            return (
+                f"The memory server's next start applies this event again: {why}. Our guarded replay would "
+                "not: the event is behind our sentinel."
+            )
+        if ref in s.passed:
+            return (
+                "The memory server's next start moves past this event although its shard is corrupt (the entry "
+                "stays in the view and the sentinel moves on); our guarded replay stops here."
+            )
+        return "The memory server's next start applies this event; our guarded replay stops before it."
 
     def event_types(self) -> set[str]:
         return set(self.events.types())
@@ -463,6 +557,16 @@ class CharacterTimeline:
         if delta.events >= len(mine):
             self.sentinel = delta.sentinel
         blocked = delta.blocked_index
+        # The server's start is predicted again when the fresh diagnosis carries it; a delta
+        # without one keeps the old prediction, marked stale (the findings are fresh either way).
+        old_start = self.server_start
+        if isinstance(fresh, CharacterDiagnosis):
+            server_start, stale = fresh.server_start, False
+        elif hasattr(delta, "server_start"):
+            server_start, stale = delta.server_start, False
+        else:
+            server_start, stale = old_start, old_start is not None or self.server_start_stale
+        self.server_start_stale = stale
         self.diagnosis = CharacterDiagnosis(
             self.name,
             self.path,
@@ -475,6 +579,7 @@ class CharacterTimeline:
             blocked_message=delta.blocked_message,
             outbox=delta.outbox,
             views_only=delta.views_only,
+            server_start=server_start,
         )
         return changed
 

@@ -1,15 +1,60 @@
-"""The characters list on the left: a name per row, with health badge chips under it."""
+"""The characters list on the left: a name per row, with health badge chips under it.
+
+The first chip, when there is one, is about the memory server's next start (``server: 2 errors``:
+its ``server.*`` findings); the others are our guarded replay's counts. The health dot shows the
+worst of both. A row's tooltip names each actor.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
-from PySide6.QtWidgets import QAbstractItemView, QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from collections.abc import Callable
 
-from inspector.models.characters_model import CharacterListModel
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QHelpEvent, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+    QWidget,
+)
+
+from inspector.models.characters_model import CharacterListModel, CharacterRow
 from inspector.models.colors import accent_color, readable_on
 
 _PAD = 6
+
+
+def server_chip(row: CharacterRow) -> tuple[str, str] | None:
+    """The chip for the memory server's next start: ``(text, state colour)``, or ``None``."""
+    errors = row.badge.get("server_errors", 0)
+    if errors:
+        return (f"server: {errors} error{'s' if errors != 1 else ''}", "blocked")
+    warnings = row.badge.get("server_warnings", 0)
+    if warnings:
+        return (f"server: {warnings} warning{'s' if warnings != 1 else ''}", "suspect")
+    return None
+
+
+def row_health(row: CharacterRow) -> str:
+    """The health dot's state: the worst of our guarded replay's badge and the server's findings."""
+    if row.badge.get("server_errors", 0):
+        return "blocked"
+    if row.badge.get("server_warnings", 0) and row.health in ("applied", "pending", "damaged"):
+        return "suspect"
+    return row.health
+
+
+def chip_items(row: CharacterRow) -> list[tuple[str, str]]:
+    """Every chip of a row, in order: the server's, then ours (``healthy`` only when both agree)."""
+    server = server_chip(row)
+    ours = row.badge_items()
+    items = ([server] if server else []) + (ours or ([] if server else [("healthy", "applied")]))
+    if row.note:
+        items.append((row.note, ""))
+    return items
 
 
 class BadgeDelegate(QStyledItemDelegate):
@@ -38,7 +83,7 @@ class BadgeDelegate(QStyledItemDelegate):
         )
         fm = QFontMetrics(option.font)
         r = option.rect.adjusted(_PAD, _PAD, -_PAD, -_PAD)
-        dot = accent_color(palette, row.health)
+        dot = accent_color(palette, row_health(row))
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(dot)
@@ -57,10 +102,7 @@ class BadgeDelegate(QStyledItemDelegate):
         sfm = QFontMetrics(small)
         x = r.left()
         y = r.top() + fm.height() + _PAD // 2
-        items = row.badge_items() or [("healthy", "applied")]
-        if row.note:
-            items = [*items, (row.note, "")]
-        for text, state in items:
+        for text, state in chip_items(row):
             w = sfm.horizontalAdvance(text) + 10
             if x + w > r.right() and x > r.left():
                 break
@@ -77,12 +119,33 @@ class BadgeDelegate(QStyledItemDelegate):
             x += w + 4
         painter.restore()
 
+    def helpEvent(
+        self,
+        event: QHelpEvent,
+        view: QAbstractItemView,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> bool:
+        """Override: the tooltip names each actor (the list's :attr:`CharacterList.describe`)."""
+        describe = getattr(view, "describe", None)
+        if event.type() == event.Type.ToolTip and describe is not None and index.isValid():
+            text = describe(index.data(Qt.ItemDataRole.DisplayRole))
+            if text:
+                QToolTip.showText(event.globalPos(), text, view)
+                return True
+        return super().helpEvent(event, view, option, index)
+
 
 class CharacterList(QListView):
-    """The characters of the opened folder."""
+    """The characters of the opened folder.
+
+    Attributes:
+        describe: ``name -> tooltip text`` (``None``: the model's own tooltip).
+    """
 
     def __init__(self, model: CharacterListModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.describe: Callable[[str], str] | None = None
         self.setModel(model)
         self.setItemDelegate(BadgeDelegate(self))
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

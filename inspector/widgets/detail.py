@@ -81,11 +81,20 @@ class EventDetail(QWidget):
         self.redact = False
         self._row: Row | None = None
         self._state: str | None = None
+        self._server = ""
         self._record: Any = None
         self._raw = b""
         self.header = QLabel("Select an event in the timeline.")
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: What the memory server's next start does with this row (first: it happens unless someone acts).
+        self.server_note = QLabel()
+        self.server_note.setObjectName("ServerNoteBox")
+        self.server_note.setWordWrap(True)
+        self.server_note.setFrameShape(QFrame.Shape.StyledPanel)
+        self.server_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.server_note.hide()
+        #: Why our guarded replay stops here or flags the row.
         self.reason = QLabel()
         self.reason.setObjectName("ReasonBox")
         self.reason.setWordWrap(True)
@@ -114,6 +123,7 @@ class EventDetail(QWidget):
         split.setSizes([300, 160])
         layout = QVBoxLayout(self)
         layout.addWidget(self.header)
+        layout.addWidget(self.server_note)
         layout.addWidget(self.reason)
         layout.addWidget(split, 1)
         layout.addLayout(buttons)
@@ -125,7 +135,9 @@ class EventDetail(QWidget):
 
     def clear(self) -> None:
         self._row, self._record, self._raw = None, None, b""
+        self._server = ""
         self.header.setText("Select an event in the timeline.")
+        self.server_note.hide()
         self.reason.hide()
         self.tree_model.set_value(None)
         self.raw.setPlainText("")
@@ -135,13 +147,20 @@ class EventDetail(QWidget):
         self.redact = redact
         self.tree_model.set_redact(redact)
         if self._row is not None:
-            self.show_row(self._row, self._record, self._raw, self._state)
+            self.show_row(self._row, self._record, self._raw, self._state, server=self._server)
 
-    def show_row(self, row: Row, record: Any, raw: bytes, state: str | None = None) -> None:
+    def show_row(self, row: Row, record: Any, raw: bytes, state: str | None = None, *, server: str = "") -> None:
         """Show one row; ``record`` is the parsed line (``None`` for a damaged line); ``state`` overrides
-        the row's own (``loading`` while only a preview is shown)."""
+        the row's own (``loading`` while only a preview is shown); ``server`` says what the memory
+        server's next start does with it (``""``: nothing to say)."""
         self._row, self._record, self._raw = row, record, raw
         self._state = state
+        self._server = server
+        if server and state != "loading":
+            self.server_note.setText(f"<b>Memory server's next start:</b> {_esc(server)}")
+            self.server_note.show()
+        else:
+            self.server_note.hide()
         if state is None:
             state = row.state if isinstance(row, EventInfo) else DAMAGED
         if isinstance(row, EventInfo):
@@ -154,7 +173,10 @@ class EventDetail(QWidget):
             if state != "loading" and (row.reason or (row.message and state != "applied")):
                 words = REASON_TEXT.get(row.reason or "", "")
                 extra = f"<br><small>{_esc(row.message)}</small>" if row.message else ""
-                self.reason.setText(f"<b>Why {STATE_LABELS.get(state, state)}:</b> {_esc(words)}{extra}")
+                self.reason.setText(
+                    f"<b>Why {STATE_LABELS.get(state, state)}</b> (our guarded replay, memory-inspector)<b>:</b> "
+                    f"{_esc(words)}{extra}"
+                )
                 self.reason.show()
             else:
                 self.reason.hide()
@@ -465,7 +487,12 @@ class FindingsPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.activated.connect(self._on_activated)
         self.table.doubleClicked.connect(self._on_activated)
-        hint = QLabel("Activate a finding (double-click or Enter) to select its event or file.")
+        hint = QLabel(
+            "Findings whose code starts with server. are about the memory server's next start; the others are "
+            "about the folder and our guarded replay. Activate a finding (double-click or Enter) to select its "
+            "event or file."
+        )
+        hint.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
         layout.addWidget(hint)

@@ -33,6 +33,7 @@ from inspector.widgets import icons
 from inspector.widgets.characters import CharacterList
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
+from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.session import SessionController
 from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
 from journal.diagnosis import EventInfo, Finding
@@ -64,7 +65,8 @@ class MainWindow(QMainWindow):
         detail: the detail tabs.
         characters: the characters list.
         filter_bar: the filter bar.
-        sentinel_bar: the sentinel summary / banner above the timeline.
+        server_panel: what the memory server's next start does to the shown character (first).
+        sentinel_bar: what our guarded replay makes of it: the sentinel summary / banner (second).
     """
 
     closing = Signal()
@@ -80,6 +82,9 @@ class MainWindow(QMainWindow):
         self.resize(1440, 880)
 
         self.characters = CharacterList(session.characters_model)
+        self.characters.describe = self._describe_character
+        self.server_panel = ServerStartPanel()
+        self.server_panel.set_message("No folder open.")
         self.sentinel_bar = SentinelBar()
         self.filter_bar = FilterBar()
         self.timeline = TimelineView()
@@ -91,6 +96,9 @@ class MainWindow(QMainWindow):
         centre_layout = QVBoxLayout(centre)
         centre_layout.setContentsMargins(0, 0, 0, 0)
         centre_layout.setSpacing(3)
+        # Every verdict names its actor: first what the memory server's next start does (it happens
+        # unless someone acts), then what our guarded replay can do instead.
+        centre_layout.addWidget(self.server_panel)
         centre_layout.addWidget(self.sentinel_bar)
         centre_layout.addWidget(self.filter_bar)
         centre_layout.addWidget(self.timeline, 1)
@@ -254,6 +262,7 @@ class MainWindow(QMainWindow):
         self.detail.views.provenance_activated.connect(self.select_ref)
         self.detail.findings.finding_activated.connect(self.activate_finding)
         self.detail.event_detail.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
+        self.server_panel.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.detail.currentChanged.connect(self._on_tab_changed)
 
     # -- opening ----------------------------------------------------------------------------------------
@@ -311,6 +320,8 @@ class MainWindow(QMainWindow):
     # -- session signals -----------------------------------------------------------------------------------
 
     def _on_loading_started(self, label: str) -> None:
+        if self.session.folder is None or self.session.location is not self.session.folder.location:
+            self.server_panel.set_message(f"Loading {label}… (the server's start is predicted once it is read)")
         self._show_progress(True)
         self.progress.setRange(0, 0)
         self.progress_label.setText(f"Loading {label}…")
@@ -347,15 +358,19 @@ class MainWindow(QMainWindow):
         )
         if self.session.current is not None:
             self.characters.select_name(self.session.current)
+        else:
+            self.server_panel.set_timeline(None)
         self._update_enabled()
 
     def _on_load_failed(self, title: str, message: str) -> None:
         self._show_progress(False)
         self._update_enabled()
+        self._refresh_server_panel()
         self.prompter.show_error(title, message)
 
     def _on_load_cancelled(self) -> None:
         self._show_progress(False)
+        self._refresh_server_panel()
         self.statusBar().showMessage("Loading cancelled.", 5000)
         self._update_enabled()
 
@@ -371,6 +386,7 @@ class MainWindow(QMainWindow):
             self.filter_bar.blockSignals(True)
             self.filter_bar.set_types(t for t in tl.event_types() if t)
             self.filter_bar.blockSignals(False)
+        self.server_panel.set_timeline(tl)
         self.detail.event_detail.clear()
         self.detail.views.set_files(self.session.view_files())
         self.detail.views.set_provenance(None)
@@ -400,7 +416,9 @@ class MainWindow(QMainWindow):
         else:
             where = state.state
             self.status_sentinel.setText(f"Sentinel: {state.state}")
-        self.sentinel_bar.set_state(state, where)
+        blocked = tl.diagnosis.blocked if tl is not None else None
+        stop = f"stops at event #{blocked.index} ({blocked.reason})" if blocked is not None else ""
+        self.sentinel_bar.set_state(state, where, stop)
         self.timeline.viewport().update()
 
     def _on_watch_status(self, status: WatchStatus) -> None:
@@ -414,6 +432,7 @@ class MainWindow(QMainWindow):
 
     def _on_states_recomputed(self, name: str) -> None:
         if name == self.session.current:
+            self.server_panel.set_timeline(self.session.timeline(name))
             self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
             ref = self.selected_ref()
             if ref is not None:
@@ -472,6 +491,25 @@ class MainWindow(QMainWindow):
             self.legend.apply_palette(self.palette())
         super().changeEvent(event)
 
+    # -- the memory server's next start ---------------------------------------------------------------
+
+    def _refresh_server_panel(self) -> None:
+        self.server_panel.set_timeline(self.session.timeline())
+
+    def _describe_character(self, name: str) -> str:
+        """A character's tooltip in the list: each actor's verdict, the server's first."""
+        tl = self.session.timeline(name)
+        if tl is None:
+            return ""
+        rows = self.session.characters_model.rows()
+        row = next((r for r in rows if r.name == name), None)
+        server = timeline_text(tl)
+        lines = [f"Memory server's next start: {server.summary}" if server is not None else ""]
+        lines.append(f"Guarded replay (memory-inspector): {row.badge_text() if row is not None else ''}")
+        if row is not None and row.note:
+            lines.append(row.note)
+        return "\n".join(ln for ln in lines if ln)
+
     # -- selection --------------------------------------------------------------------------------------
 
     def selected_ref(self) -> int | None:
@@ -514,7 +552,8 @@ class MainWindow(QMainWindow):
             return
         row = tl.row(ref)
         record, raw = self.session.record_of(row)
-        self.detail.event_detail.show_row(row, record, raw, tl.state(ref))
+        server = "" if tl.provisional else tl.server_note(ref)
+        self.detail.event_detail.show_row(row, record, raw, tl.state(ref), server=server)
         if not isinstance(row, EventInfo) or tl.provisional:
             self.detail.views.set_preview(None, "")
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QTableView,
+    QToolTip,
     QWidget,
 )
 
@@ -29,17 +30,33 @@ from inspector.models.timeline_model import (
     EventTableModel,
 )
 from inspector.widgets import icons
+from inspector.widgets.server_start import server_color
 
 #: Thickness of the sentinel line, in pixels.
 MARKER_PEN = 3
+
+#: Width of the stripe on events the memory server's next start applies and our guarded replay
+#: would not (left edge of the row), in pixels.
+SERVER_STRIPE = 4
+
+#: The tag on the row where the memory server's next start stops.
+SERVER_STOP_TAG = "■ memory server stops here"
+
+#: The title of the sentinel bar: these counts are our guarded replay's, not the server's.
+GUARDED_TITLE = "Guarded replay (memory-inspector, only if you run it)"
 
 
 class TimelineView(QTableView):
     """The event table, with the sentinel marker painted between rows and follow mode.
 
     The marker is a line under the sentinel's row (above the first row when every shown event
-    comes after it), with a tag saying ``sentinel · N applied · M pending``; it is painted, not a
-    row, so the model stays one row per event.
+    comes after it), with a tag saying ``sentinel · guarded replay: N applied · M pending``; it is
+    painted, not a row, so the model stays one row per event.
+
+    The memory server's next start has its own marks, in its own colour (never a state hue): a
+    dashed outline and a tag on the row where its replay stops (:data:`SERVER_STOP_TAG`), and a
+    stripe at the left of each event it applies that our guarded replay would not (a full replay
+    behind our sentinel, an event past the one where ours stops). Their tooltips say so.
 
     Follow mode keeps the newest row in view while the table is scrolled to the bottom. Scrolling
     up pauses it; :meth:`set_following` (one action) resumes it, as does scrolling back down.
@@ -170,20 +187,101 @@ class TimelineView(QTableView):
             return None
         return QRect(0, y - MARKER_PEN // 2 - 1, self.viewport().width(), MARKER_PEN)
 
+    # -- the memory server's marks ----------------------------------------------------------------
+
+    def server_stop_rect(self) -> QRect | None:
+        """The row where the memory server's next start stops, in viewport coordinates (``None``:
+        it does not stop, the row is filtered out, or it is not on screen)."""
+        model = self.model()
+        tl = model.timeline if isinstance(model, EventTableModel) else None
+        if tl is None or not isinstance(model, EventTableModel):
+            return None
+        ref = tl.server_stop_ref()
+        pos = model.position_of(ref) if ref is not None else None
+        if pos is None:
+            return None
+        top = self.rowViewportPosition(pos)
+        h = self.rowHeight(pos)
+        if top + h < 0 or top > self.viewport().height():
+            return None
+        return QRect(0, top, self.viewport().width(), h)
+
+    def server_only_positions(self) -> list[int]:
+        """Model rows on screen whose event the server's next start applies and ours would not."""
+        model = self.model()
+        tl = model.timeline if isinstance(model, EventTableModel) else None
+        if tl is None or not isinstance(model, EventTableModel) or model.rowCount() == 0:
+            return []
+        if tl.server_range().start is None:
+            return []
+        first = self.rowAt(0)
+        last = self.rowAt(self.viewport().height() - 1)
+        first = 0 if first < 0 else first
+        last = model.rowCount() - 1 if last < 0 else last
+        return [p for p in range(first, last + 1) if tl.server_only(model.ref_at(p))]
+
+    def _paint_server_marks(self, painter: QPainter) -> None:
+        color = server_color(self.palette())
+        for pos in self.server_only_positions():
+            painter.fillRect(QRect(0, self.rowViewportPosition(pos), SERVER_STRIPE, self.rowHeight(pos)), color)
+        rect = self.server_stop_rect()
+        if rect is None:
+            return
+        tl = self.timeline_model().timeline
+        stop = tl.server_start.stop if tl is not None and tl.server_start is not None else None
+        pen = QPen(color, 2, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(rect.adjusted(1, 1, -2, -2))
+        label = f"{SERVER_STOP_TAG} · {stop.reason}" if stop is not None and stop.reason else SERVER_STOP_TAG
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
+        painter.setFont(font)
+        fm = QFontMetrics(font)
+        w = fm.horizontalAdvance(label) + 12
+        h = fm.height() + 2
+        x = SERVER_STRIPE + 2
+        # Above the row (over the bottom of the one before it), so the stop row itself stays readable;
+        # inside it only when it is the first row on screen.
+        top = rect.top() - h if rect.top() - h >= 0 else rect.top() + 1
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(color)
+        painter.drawRoundedRect(QRect(x, top, w, h), 4, 4)
+        painter.setPen(readable_on(color))
+        painter.drawText(QRect(x, top, w, h), Qt.AlignmentFlag.AlignCenter, label)
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        """Override: a row's tooltip also says what the memory server's next start does with it."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            model = self.model()
+            index = self.indexAt(event.pos())
+            tl = model.timeline if isinstance(model, EventTableModel) else None
+            if index.isValid() and tl is not None and isinstance(model, EventTableModel):
+                note = tl.server_note(model.ref_at(index.row()))
+                if note:
+                    own = model.data(index, Qt.ItemDataRole.ToolTipRole) or ""
+                    QToolTip.showText(event.globalPos(), f"{note}\n\nGuarded replay (memory-inspector):\n{own}", self)
+                    return True
+        return super().viewportEvent(event)
+
     def paintEvent(self, event: Any) -> None:
-        """Override: paint the rows, then the sentinel marker over them."""
+        """Override: paint the rows, the memory server's marks, then the sentinel marker over them."""
         super().paintEvent(event)
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self._paint_server_marks(painter)
         rect = self.sentinel_marker_rect()
         if rect is None:
+            painter.end()
             return
         model = self.timeline_model()
         color = self._marker_color()
-        painter = QPainter(self.viewport())
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(QPen(color, MARKER_PEN))
         y = rect.center().y()
         painter.drawLine(0, y, rect.width(), y)
-        label = f"⚑ sentinel · {model.sentinel_label()}" if model.sentinel_label() else "⚑ sentinel"
+        counts = model.sentinel_label()
+        label = f"⚑ sentinel · guarded replay: {counts}" if counts else "⚑ sentinel"
         font = QFont(self.font())
         font.setBold(True)
         font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
@@ -208,8 +306,10 @@ class TimelineView(QTableView):
 
 
 class SentinelBar(QFrame):
-    """Above the timeline: where the sentinel is, the counts, and a jump button; a warning banner
-    when the sentinel is missing, malformed, null or names an unknown event.
+    """Above the timeline, under the memory server's panel: what *our guarded replay* makes of the
+    folder (its title says so): where the sentinel is, where our replay stops, the counts, and a
+    jump button; a warning banner when the sentinel is missing, malformed, null or names an
+    unknown event.
 
     Signals:
         jump_requested: the user wants the sentinel row selected.
@@ -225,7 +325,11 @@ class SentinelBar(QFrame):
         layout.setContentsMargins(8, 3, 4, 3)
         self.icon = QLabel()
         self.icon.setPixmap(icons.icon(icons.SENTINEL, self.palette()).pixmap(16, 16))
-        self.label = QLabel("No folder open")
+        self.label = QLabel()
+        self.label.setToolTip(
+            "What our stricter journal library's guarded replay would do (Tools menu). It is not what the "
+            "memory server's next start does: that is the panel above."
+        )
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setWordWrap(True)
         self.jump = QPushButton(icons.icon(icons.SENTINEL, self.palette()), "Jump to sentinel")
@@ -237,20 +341,23 @@ class SentinelBar(QFrame):
         self.state: SentinelState | None = None
         self.set_state(None)
 
-    def set_state(self, state: SentinelState | None, position_text: str = "") -> None:
+    def set_state(self, state: SentinelState | None, position_text: str = "", stop_text: str = "") -> None:
+        """Show ``state``; ``stop_text`` says where our guarded replay stops (``""``: it does not)."""
         self.state = state
         if state is None:
-            self.label.setText("No folder open")
+            self.label.setText(f"<b>{GUARDED_TITLE}:</b> no folder open")
             self.jump.setEnabled(False)
             self._set_warning(False)
             return
+        title = f"<b>{GUARDED_TITLE}:</b> "
         banner = state.banner_text()
         if banner is not None:
-            self.label.setText(banner)
+            self.label.setText(title + (f"{stop_text} · {banner}" if stop_text else banner))
             self.jump.setEnabled(False)
             self._set_warning(True)
             return
-        self.label.setText(f"<b>Sentinel</b> at {position_text} &nbsp;·&nbsp; {state.counts_text()}")
+        stops = f"{stop_text} &nbsp;·&nbsp; " if stop_text else ""
+        self.label.setText(f"{title}sentinel at {position_text} &nbsp;·&nbsp; {stops}{state.counts_text()}")
         self.jump.setEnabled(True)
         self._set_warning(False)
 
@@ -269,14 +376,15 @@ class SentinelBar(QFrame):
 
 
 class StateLegend(QWidget):
-    """Colour chips naming each row state, drawn with the same colours as the rows."""
+    """Colour chips naming each row state (our guarded replay's), drawn with the same colours as
+    the rows. The memory server's own marks are explained in its panel (:mod:`server_start`)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.setSpacing(6)
-        layout.addWidget(QLabel("Legend:"))
+        layout.addWidget(QLabel("Guarded replay:"))
         self.chips: dict[str, QLabel] = {}
         for state in ("applied", "pending", "blocked", "orphaned", "suspect", "damaged"):
             chip = QLabel(STATE_LABELS[state])
@@ -300,9 +408,9 @@ class StateLegend(QWidget):
 
 _LEGEND_TIPS = {
     "applied": "At or before the sentinel, and its effect is in the views.",
-    "pending": "After the sentinel: replay would apply it.",
-    "blocked": "The first pending event replay cannot apply: it stops here.",
-    "orphaned": "Behind the sentinel, yet replay never applied it (no handler, or its archived entry is lost).",
+    "pending": "After the sentinel: our guarded replay would apply it.",
+    "blocked": "The first pending event our guarded replay cannot apply: it stops here.",
+    "orphaned": "Behind the sentinel, yet it was never applied (no handler, or its archived entry is lost).",
     "suspect": "Behind the sentinel, but applying it again would still change the view (heuristic).",
     "damaged": "A journal line that is not an intact event: malformed, torn, or a glued fragment.",
 }

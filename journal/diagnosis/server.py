@@ -33,6 +33,7 @@ from journal.serverrules import (
     server_outcome,
     server_reader,
     server_shard_path,
+    server_shard_state,
     without_shard,
 )
 from journal.views import PERSONA
@@ -46,6 +47,8 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     s = ServerStart(reconciles(characters, c.diag.name), characters.path)
     s.outbox = c.outbox_pending
     if s.reconciled is False:
+        s.sentinel = c.diag.sentinel
+        s.persona = ("skip", "persona ensure and replay do not run for a character the server does not reconcile")
         return s
     folder = c.folder
     assert folder is not None
@@ -57,6 +60,8 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         return s
     reader = server_reader(c.defects)
     s.sentinel, start, floor = _server_sentinel(c, reader)
+    s.hidden_lines = reader.hidden_lines
+    s.start_index = start if start < len(c.events) else None
     store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
     written: set[str] = set()
     todo = 0
@@ -66,13 +71,15 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
             continue
         if ev is None:  # the line changed under us: the server would meet something else
             continue
+        if ev.type.startswith("persona."):
+            s.persona_events += 1
         reason = _apply(c, s, store, ev, index, written)
         if reason is not None:
             line = c.events.line(index) if index is not None else (record.line if record is not None else ev.line)
             s.stop = ServerStop(index, line, ev.event_id, ev.type, reason[0], reason[1])
     s.replays = todo
     s.unapplied = todo - s.applied
-    if ensure.action == "replace":
+    if ensure.action in ("replace", "create"):
         written.add(PERSONA)
     if s.applied:
         written.add(SENTINEL_NAME)
@@ -163,7 +170,15 @@ def _apply(
         target = archive_target(ev.type, payload)
         if target is not None and isinstance(target.shard, str):
             path = server_shard_path(c.dir, target.archive, target.shard)
-            s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
+            found = server_shard_state(c.dir, path, target.entry_id)
+            if found == "corrupt":  # what it finds there is no list: as a corrupt shard
+                if index is not None:
+                    s.passed.append(index)
+                s.applied += 1
+                return None
+            if found != "holds":
+                s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
+                s.stray.append(relpath_or_abs(c.dir, path))
             stripped = without_shard(payload)
             store.focus(stripped)
             again = try_apply(c.registry, store, ev.type, stripped)[0]
@@ -221,13 +236,13 @@ def _characters_error(c: Character) -> str:
 def _persona_findings(c: Character, s: ServerStart) -> None:
     if s.persona[0] != "replace":
         return
-    pending_persona = sum(1 for i in range(c.sindex + 1, len(c.events)) if c.events.type(i).startswith("persona."))
-    lost = (
-        f"; the {pending_persona} pending persona event{'s' if pending_persona != 1 else ''} then find no entry "
-        "and the sentinel moves past them"
-        if pending_persona
-        else ""
-    )
+    pending_persona = s.persona_events
+    if pending_persona == 1:
+        lost = "; the persona event it replays then finds no entry, and the sentinel moves past it"
+    elif pending_persona:
+        lost = f"; the {pending_persona} persona events it replays then find no entry, and the sentinel moves past them"
+    else:
+        lost = ""
     c.findings.add(
         "server.persona_replaced",
         "error",
@@ -307,15 +322,16 @@ def _replay_findings(c: Character, s: ServerStart) -> None:
             "the sentinel past the event, so no later start retries it; our guarded replay pauses there instead",
             event_id=c.events.event_id(index),
         )
-    for path, out in s.writes:
-        if out:
-            add(
-                "server.writes_outside",
-                "error",
-                f"the memory server's next start writes {path}, outside the character folder: an archive event names "
-                "a shard basename that leads out of its shard folder; do not start the server on this folder",
-                file=path,
-            )
+    for path in s.stray:
+        out = next((o for p, o in s.writes if p == path), False)
+        where = "outside the character folder" if out else "outside its shard folder, inside the character folder"
+        add(
+            "server.writes_outside",
+            "error",
+            f"the memory server's next start writes {path}, {where}: an archive event names a shard basename that "
+            "leads out of its shard folder, and the server does not check it; do not start the server on this folder",
+            file=path,
+        )
     dups = [d for d in c.defects if d.kind == "duplicate_event_id"]
     if dups:
         lines = ", ".join(str(d.line) for d in dups[:5]) + (" …" if len(dups) > 5 else "")
@@ -358,7 +374,10 @@ def _row_notes(c: Character, s: ServerStart) -> None:
     if s.passed:
         notes.append("a corrupt shard is treated as holding the entry: the view keeps it and the sentinel moves on")
     if any(d.kind == "duplicate_event_id" for d in c.defects):
-        notes.append("a repeated event id is replayed again")
+        notes.append(
+            "a repeated event id is replayed again; when its replay ends on a copy, the sentinel names an id whose "
+            "first line comes earlier, so every later start replays from there again"
+        )
     if any(d.kind == "torn_tail" for d in c.defects):
         notes.append("an append after the torn last line is glued onto it")
     if c.findings.has("tempfile.leftover"):

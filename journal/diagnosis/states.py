@@ -11,6 +11,10 @@ EVENT_STATES = ("applied", "pending", "blocked", "orphaned", "suspect")
 #: Reasons an event is blocked (replay would stop there).
 BLOCK_REASONS = ("no_handler", "view_drift", "corrupt_view", "corrupt_shard", "bad_shard_name", "handler_error")
 
+#: The reason a pending event may carry: replay holds it behind an event of the same entry that
+#: it cannot apply (or behind one that holds everything).
+PENDING_REASONS = ("held",)
+
 #: Reasons an event at or before the sentinel is orphaned or suspect.
 ORPHAN_REASONS = ("no_handler", "archive_entry_lost")
 SUSPECT_REASONS = ("view_differs",)

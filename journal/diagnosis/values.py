@@ -110,6 +110,12 @@ class Finding:
         }
 
 
+def is_server_start_finding(finding: Finding) -> bool:
+    """A finding about what the memory server's next start does to the folder (``server.running``
+    says whether it runs *now*, so guarded replay must wait: it is not about its start)."""
+    return finding.code.startswith("server.") and finding.code != "server.running"
+
+
 @dataclass(slots=True)
 class JournalStats:
     present: bool = False
@@ -213,13 +219,18 @@ class ServerStart:
         reconciled: whether its ``characters.json`` lists the character (``None``: not known).
         characters_file: the ``characters.json`` read, if any.
         sentinel: the sentinel as the server's reader finds it (``index``: our index of its event).
-        persona: persona ensure's action (``keep``/``create``/``replace``/``unknown``) and words.
+        persona: persona ensure's action (``keep``/``create``/``replace``/``unknown``, or ``skip``
+            for a character it does not reconcile) and words.
         replays: how many records the server's reconcile runs, from the record after its sentinel.
         applied: how many of them it applies (passed shards included), before it stops.
         stop: where it stops, if it does.
         passed: archive events it moves past although their shard is corrupt (our replay pauses).
         changes: entries its replay changes (at most 100), and ``changes_total``.
         writes: files it writes: ``(path, outside)``; paths inside the folder are relative.
+        stray: the writes of shards whose payload basename leads out of the shard folder.
+        persona_events: how many ``persona.*`` records its replay runs.
+        start_index: our index of the first event its replay reaches (``None``: none, or not known).
+        hidden_lines: lines whose event its reader cannot see (glued onto a torn fragment).
         unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
         outbox: pending outbox operations it starts in the background (not awaited).
         notes: the server's side of each deliberate difference that applies to this folder.
@@ -239,6 +250,19 @@ class ServerStart:
     unapplied: int = 0
     outbox: int = 0
     notes: list[str] = field(default_factory=list)
+    stray: list[str] = field(default_factory=list)
+    persona_events: int = 0
+    start_index: int | None = None
+    hidden_lines: frozenset[int] = frozenset()
+
+    def applies(self, index: int, line: int) -> bool:
+        """Whether its replay applies our event ``index`` (on journal ``line``): at or after where
+        it starts, before where it stops, and visible to its reader."""
+        if self.reconciled is False or self.start_index is None or index < self.start_index:
+            return False
+        if self.stop is not None and line >= self.stop.line:
+            return False
+        return line not in self.hidden_lines
 
     def summary(self) -> str:
         """One line: what the next start does (the human output and the window lead with it)."""
@@ -279,6 +303,7 @@ class ServerStart:
                 "applied": self.applied,
                 "stops": None if self.stop is None else self.stop.to_json(),
                 "passed_corrupt_shards": list(self.passed),
+                "stray_shard_writes": list(self.stray),
             },
             "changes": [c.to_json() for c in self.changes],
             "changes_total": self.changes_total,

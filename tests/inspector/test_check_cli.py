@@ -117,6 +117,56 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                         "file": None,
                     }
                 ],
+                "server_start": {
+                    "reconciled": None,
+                    "characters_file": None,
+                    "sentinel": {"state": "ok", "event_id": b.events[8], "index": 8},
+                    "persona_ensure": {
+                        "action": "keep",
+                        "message": "persona.json is readable: persona ensure keeps it (migrations and card sync "
+                        "may touch it)",
+                    },
+                    "replay": {
+                        "events": 2,
+                        "applied": 2,
+                        "stops": None,
+                        "passed_corrupt_shards": [],
+                        "stray_shard_writes": [],
+                    },
+                    "changes": [
+                        {
+                            "file": "reflections.json",
+                            "entry": folders.REFLECTION_IDS[0],
+                            "removed": False,
+                            "added": False,
+                            "fields": [
+                                {"name": "reinforcement", "before": 1.2, "after": 1.9},
+                                {"name": "rein_last_signal_at", "before": "...", "after": "..."},
+                            ],
+                        },
+                        {
+                            "file": "persona.json",
+                            "entry": "/".join(folders.PERSONA_ENTRY),
+                            "removed": False,
+                            "added": False,
+                            "fields": [
+                                {"name": "reinforcement", "before": 2.5, "after": 3.1},
+                                {"name": "rein_last_signal_at", "before": "...", "after": "..."},
+                                {"name": "disp_last_signal_at", "before": "...", "after": None},
+                            ],
+                        },
+                    ],
+                    "changes_total": 2,
+                    "writes": [
+                        {"path": "events_applied.json", "outside": False},
+                        {"path": "persona.json", "outside": False},
+                        {"path": "reflections.json", "outside": False},
+                    ],
+                    "left_unapplied": 0,
+                    "outbox_pending": 0,
+                    "notes": [],
+                    "summary": "the memory server's next start replays 2 events, changes 2 entries",
+                },
             }
         ],
     }
@@ -175,6 +225,29 @@ def test_server_running_gives_exit_1(capsys: pytest.CaptureFixture[str], tmp_pat
     assert check(capsys, str(root))[0] == 0
 
 
+def test_server_findings_count_for_the_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # <app_docs>/memory beside <app_docs>/config/characters.json (memory-format §9.1)
+    root = tmp_path / "app" / "memory"
+    folders.healthy(root)
+    config = tmp_path / "app" / "config"
+    config.mkdir(parents=True)
+    listing = config / "characters.json"
+    listing.write_bytes(b"{garbage")
+    code, out, err = check(capsys, str(root), "--json")
+    assert (code, err) == (1, "")  # the only warning is a server.* finding
+    [c] = json.loads(out)["characters"]
+    assert [(f["code"], f["severity"]) for f in c["findings"]] == [("server.characters_file", "warning")]
+    assert c["server_start"]["characters_file"] == str(listing)
+    listing.write_text(json.dumps({"猫娘": {"someone-else": {}}}, ensure_ascii=False), encoding="utf-8")
+    code, out, _ = check(capsys, str(root), "--json")
+    assert code == 0  # not reconciled is info only
+    [c] = json.loads(out)["characters"]
+    assert [(f["code"], f["severity"]) for f in c["findings"]] == [("server.not_reconciled", "info")]
+    assert c["server_start"]["reconciled"] is False
+    code, out, _ = check(capsys, str(root))
+    assert code == 0 and "info     server.not_reconciled" in out
+
+
 # -- exit code 2 --------------------------------------------------------------------------------
 
 
@@ -228,21 +301,35 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         f"memory-inspector check: {tmp_path} (memory root, 2 characters)",
         "server: free: no launcher.lock: the app is not running",
     ]
+    legacy = b.ids["legacy"]
     assert blocks[1].splitlines() == [
         "blocked-legacy-type",
         f"  journal   11 lines, 11 events, {(b.path / JOURNAL_NAME).stat().st_size / 1024:,.1f} KiB",
+        "  memory server's next start (what happens unless someone acts)",
+        "    the memory server's next start replays 2 events, stops at #9 (no_handler) after 0",
+        "    its sentinel    ok at event #8",
+        "    stops at        event #9 reflection.surfaced: no_handler: no replay handler is registered for "
+        "'reflection.surfaced'; 2 left unapplied",
+        "    note            its next live write moves the sentinel to the journal end: the 2 records its start "
+        "leaves unapplied are orphaned",
+        "  guarded replay (memory-inspector, stricter than the server)",
         f"  sentinel  ok at event #8 {b.events[8]}",
         "  events    9 applied · 1 pending · 1 blocked · 0 orphaned · 0 suspect · 0 defects",
         "  blocked   event #9 reflection.surfaced: no_handler: "
         "no replay handler is registered for 'reflection.surfaced'",
-        "  findings (2)",
-        "    warning  tail.pending         2 events after the sentinel are not applied yet; replay stops at event #9 "
-        f"(no_handler) and the 1 after it waits behind it  [event {b.ids['legacy']}]",
-        "    error    replay.blocked       replay stops at event #9 (reflection.surfaced): no_handler: no replay "
-        f"handler is registered for 'reflection.surfaced'  [event {b.ids['legacy']}]",
+        "  findings (3)",
+        "   about the memory server's next start",
+        "    error    server.replay_stops       the memory server's next start stops at event #9 "
+        "(reflection.surfaced: no_handler) after applying 0; the 1 after it stay unapplied, and its next live "
+        f"write moves the sentinel past them for good (memory-format §9.6)  [event {legacy}]",
+        "   about the folder and guarded replay",
+        "    warning  tail.pending              2 events after the sentinel are not applied yet; replay stops at "
+        f"event #9 (no_handler) and the 1 after it waits behind it  [event {legacy}]",
+        "    error    replay.blocked            replay stops at event #9 (reflection.surfaced): no_handler: no "
+        f"replay handler is registered for 'reflection.surfaced'  [event {legacy}]",
     ]
     assert blocks[2].splitlines()[-1] == "  findings  none: healthy"
-    assert blocks[3] == "result: PROBLEMS FOUND (1 errors, 1 warnings, 0 info)\n"
+    assert blocks[3] == "result: PROBLEMS FOUND (2 errors, 1 warnings, 0 info)\n"
 
 
 def test_human_output_with_all_events_shows_the_timeline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import random
 import zipfile
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -34,7 +34,7 @@ from journal.diagnosis import (
 from journal.dryrun import dry_run
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import FIXTURE_NOW, Built
-from journal.views import write_sentinel
+from journal.views import load_view, save_view, write_sentinel
 
 
 @pytest.fixture(autouse=True)
@@ -105,6 +105,7 @@ def char(
     events: list[dict[str, Any]] | None = None,
     defects: list[dict[str, Any]] | None = None,
     findings: list[dict[str, Any]] | None = None,
+    server_start: Any = None,
 ) -> dict[str, Any]:
     return {
         "name": b.name,
@@ -115,7 +116,24 @@ def char(
         "events": events or [],
         "defects": defects or [],
         "findings": findings or [],
+        "server_start": server_start if server_start is not None else ServerStartShape(),
     }
+
+
+class ServerStartShape:
+    """Equal to any ``server_start`` object with exactly the documented keys (its values are
+    asserted exactly by tests/journal/test_server_model.py)."""
+
+    KEYS: ClassVar[set[str]] = {
+        "reconciled", "characters_file", "sentinel", "persona_ensure", "replay", "changes", "changes_total",
+        "writes", "left_unapplied", "outbox_pending", "notes", "summary",
+    }  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, dict) and set(other) == self.KEYS and isinstance(other["summary"], str)
+
+    def __repr__(self) -> str:
+        return "<server_start object>"
 
 
 def doc(path: Path, *characters: dict[str, Any]) -> dict[str, Any]:
@@ -207,6 +225,14 @@ def test_paused_on_an_unregistered_legacy_type(tmp_path: Path) -> None:
                 f"replay stops at event #9 (reflection.surfaced): no_handler: {message}",
                 b.ids["legacy"],
             ),
+            finding(
+                "server.replay_stops",
+                "error",
+                "the memory server's next start stops at event #9 (reflection.surfaced: no_handler) after applying "
+                "0; the 1 after it stay unapplied, and its next live write moves the sentinel past them for good "
+                "(memory-format §9.6)",
+                b.ids["legacy"],
+            ),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -249,7 +275,24 @@ def test_glued_torn_line_recovers_the_glued_event(tmp_path: Path) -> None:
                 f"one was glued on); event {glued} was recovered, but the memory server's replay skips the whole line",
                 glued,
                 JOURNAL_NAME,
-            )
+            ),
+            # memory-format §9.3: the server's reader cannot see the glued event the sentinel names
+            finding(
+                "server.sentinel_unseen",
+                "error",
+                f"the sentinel names event {glued}, which the memory server's reader cannot see (it is glued onto a "
+                "torn fragment): its next start replays the whole journal (9 events)",
+                glued,
+                SENTINEL_NAME,
+            ),
+            finding(
+                "server.full_replay",
+                "warning",
+                "the memory server's next start replays the whole journal from the first event; a full replay "
+                "applies old snapshots again, so it is not harmless",
+                None,
+                SENTINEL_NAME,
+            ),
         ],
     )
     d = diagnose(tmp_path)
@@ -272,7 +315,15 @@ def test_torn_tail(tmp_path: Path) -> None:
                 "server glues its next event onto it and loses both",
                 None,
                 JOURNAL_NAME,
-            )
+            ),
+            finding(
+                "server.next_append_glued",
+                "warning",
+                "the journal ends in a torn line: the memory server's next journal write is glued onto it, and both "
+                "are lost as one bad line; our library writes a newline first",
+                None,
+                JOURNAL_NAME,
+            ),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -334,6 +385,13 @@ def test_persona_drift_blocks_replay(tmp_path: Path) -> None:
                 drift,
             ),
             finding("view.drift", "error", message, drift, "persona.json"),
+            finding(
+                "server.replay_stops",
+                "error",
+                "the memory server's next start stops at event #9 (persona.entry_updated: view_drift) after applying "
+                "0, and its next live write moves the sentinel past it for good (memory-format §9.6)",
+                drift,
+            ),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -365,6 +423,14 @@ def test_corrupt_shard_blocks_replay(tmp_path: Path) -> None:
                 event,
             ),
             finding("shard.corrupt", "error", message, None, f"reflection_archive/{b.notes['shard']}"),
+            # memory-format §3.5 (d), §9.7: the server treats the corrupt shard as full and moves on
+            finding(
+                "server.shard_passed",
+                "error",
+                "event #9 archives into a corrupt shard: the memory server keeps the entry in the view and moves the "
+                "sentinel past the event, so no later start retries it; our guarded replay pauses there instead",
+                event,
+            ),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -376,6 +442,7 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
     index, reason, message = reference_stop(b)
     assert (index, reason) == (9, "bad_shard_name")
     event = b.ids["hostile"]
+    escaped = str(tmp_path / "escaped.json")  # <char>/reflection_archive/../../../escaped.json
     expected = char(
         b,
         sentinel=ok(b, 8),
@@ -402,6 +469,15 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
                 "event #9 names the shard '../../../escaped.json', which is not a shard basename "
                 "(YYYY-MM-DD_<8 hex>.json): nothing may be written there",
                 event,
+            ),
+            # memory-format §9.7: the server does not validate the basename and writes where it leads
+            finding(
+                "server.writes_outside",
+                "error",
+                f"the memory server's next start writes {escaped}, outside the character folder: an archive event "
+                "names a shard basename that leads out of its shard folder; do not start the server on this folder",
+                None,
+                escaped,
             ),
         ],
     )
@@ -575,8 +651,13 @@ def test_sentinel_states_make_every_event_pending(
     assert c.sentinel.state == state and c.sentinel.index is None
     assert c.counts() == counts(pending=9)  # a full replay of an applied journal changes nothing: nothing blocks
     codes = [f.code for f in c.findings]
-    assert codes == ([code] if code else []) + ["tail.pending"]
+    # The server replays the whole journal too (memory-format §3.2); an applied journal rolls nothing
+    # back, so it is a warning, not an error.
+    assert codes == ([code] if code else []) + ["tail.pending", "server.full_replay"]
     assert all(f.severity == "warning" for f in c.findings)
+    start = c.server_start
+    assert start is not None and start.sentinel.state == state
+    assert (start.replays, start.applied, start.stop, start.changes_total) == (9, 9, None, 0)
 
 
 def test_unknown_sentinel_of_a_restored_folder_replays_into_a_blocked_legacy_event(tmp_path: Path) -> None:
@@ -608,17 +689,20 @@ def test_an_entry_changed_outside_the_journal_makes_its_last_event_suspect(tmp_p
     assert "heuristic" in f.message
 
 
-def test_text_changed_after_an_applied_merge_is_suspect_and_drift(tmp_path: Path) -> None:
+def test_a_correction_merge_after_an_applied_merge_is_neither_suspect_nor_drift(tmp_path: Path) -> None:
+    # memory-format §9.5: the correction flow (action ``merge``) rewrites the entry's text and saves
+    # persona.json directly, with no event. The last persona.entry_updated of that entry then no
+    # longer hashes to the text: normal, and the server's start does nothing about it.
     b = folders.healthy(tmp_path)
-    persona = json.loads((b.path / "persona.json").read_text(encoding="utf-8"))
-    persona["master"]["facts"][1]["text"] = "edited by hand"
-    fs.atomic_write_json(b.path / "persona.json", persona)
-    c = diagnose(tmp_path).characters[0]
-    assert [(e.index, e.state) for e in c.events if e.state != "applied"] == [(5, "suspect")]
-    assert [(f.code, f.severity, f.event_id) for f in c.findings] == [
-        ("event.suspect", "warning", b.ids["merge"]),
-        ("view.drift", "warning", b.ids["merge"]),
-    ]
+    persona = load_view(b.path / "persona.json", dict)
+    persona["master"]["facts"][1]["text"] = "Master drinks green tea every evening, and matcha on Sundays"
+    save_view(b.path / "persona.json", persona)
+    d = diagnose(tmp_path)
+    c = d.characters[0]
+    assert c.counts() == counts(applied=9)
+    assert c.findings == []
+    assert d.worst_severity() == "info"  # check exits 0
+    assert c.server_start is not None and c.server_start.replays == 0
 
 
 def test_only_the_last_event_of_an_entry_is_checked(tmp_path: Path) -> None:

@@ -261,8 +261,10 @@ def test_suspect_check_agrees_with_memory_store(tmp_path_factory: Any, edits: li
         ev = events[i]
         try:
             changed = run_handler(registry.get(ev.type), MemoryStore(b.path), ev.payload)  # type: ignore[arg-type]
-        except Exception as exc:
-            changed = type(exc).__name__ == "ViewDriftError"
+        except Exception:
+            # A raising handler is never suspect: a corrupt file has its own finding, and an applied
+            # merge whose text moved on is a correction merge (memory-format §9.5), which is normal.
+            changed = False
         if changed:
             expected.add(i)
     orphaned = {e.index for e in c.events if e.state == "orphaned"}
