@@ -240,7 +240,6 @@ class CharacterTimeline:
         self.counts[DAMAGED] = len(shown)
         #: The server's start was predicted for an older state of the folder (a live re-diagnosis
         #: did not send a new prediction): the window says so.
-        self.server_start_stale = False
 
     @property
     def name(self) -> str:
@@ -557,16 +556,8 @@ class CharacterTimeline:
         if delta.events >= len(mine):
             self.sentinel = delta.sentinel
         blocked = delta.blocked_index
-        # The server's start is predicted again when the fresh diagnosis carries it; a delta
-        # without one keeps the old prediction, marked stale (the findings are fresh either way).
-        old_start = self.server_start
-        if isinstance(fresh, CharacterDiagnosis):
-            server_start, stale = fresh.server_start, False
-        elif hasattr(delta, "server_start"):
-            server_start, stale = delta.server_start, False
-        else:
-            server_start, stale = old_start, old_start is not None or self.server_start_stale
-        self.server_start_stale = stale
+        # The fresh diagnosis, or the child's delta, carries the server's start predicted again.
+        server_start = fresh.server_start if isinstance(fresh, CharacterDiagnosis) else delta.server_start
         self.diagnosis = CharacterDiagnosis(
             self.name,
             self.path,

@@ -118,7 +118,6 @@ def describe_server_start(
     findings: Sequence[Finding],
     *,
     our_sentinel_index: int | None = None,
-    stale: bool = False,
 ) -> ServerStartText:
     """What the memory server's next start does to one character folder, as the panel shows it.
 
@@ -126,7 +125,6 @@ def describe_server_start(
         start: the prediction (``None``: not predicted for this folder).
         findings: the character's findings; the ``server.*`` ones colour the lines.
         our_sentinel_index: where our reader finds the sentinel (the server's is shown when it differs).
-        stale: the prediction is older than the folder (a live change was not predicted again).
     """
     server = [f for f in findings if is_server_start_finding(f)]
     severity = _worst(f.severity for f in server)
@@ -140,15 +138,6 @@ def describe_server_start(
         return text
     text = ServerStartText(_sentence(start.summary()) + ".", severity)
     add = text.lines.append
-    if stale:
-        add(
-            ServerLine(
-                "warning",
-                "Prediction",
-                "made when the folder was loaded; the folder changed since: reload (F5) to predict the server's "
-                "start again",
-            )
-        )
     if start.reconciled is False:
         where = f" {start.characters_file}" if start.characters_file else ""
         add(
@@ -261,7 +250,6 @@ def timeline_text(timeline: CharacterTimeline | None) -> ServerStartText | None:
         timeline.server_start,
         timeline.diagnosis.findings,
         our_sentinel_index=s.index if s.state == "ok" else None,
-        stale=timeline.server_start_stale,
     )
 
 

@@ -212,7 +212,8 @@ class TimelineView(QTableView):
         tl = model.timeline if isinstance(model, EventTableModel) else None
         if tl is None or not isinstance(model, EventTableModel) or model.rowCount() == 0:
             return []
-        if tl.server_range().start is None:
+        s = tl.server_start
+        if s is None or s.start_index is None:
             return []
         first = self.rowAt(0)
         last = self.rowAt(self.viewport().height() - 1)

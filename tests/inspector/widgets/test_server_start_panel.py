@@ -218,15 +218,16 @@ def test_the_panel_is_selectable_and_copyable(qtbot, inspector_window, root):  #
     qtbot.waitUntil(lambda: "stops at #9 (view_drift)" in clipboard.text(), timeout=WAIT_MS)
 
 
-def test_a_live_rediagnosis_without_a_prediction_marks_it_stale(qtbot, inspector_window, root):  # noqa: F811
+def test_a_live_rediagnosis_carries_a_fresh_prediction(qtbot, inspector_window, root):  # noqa: F811
     built = fixtures.glued_torn_line(root)
     window = _open(qtbot, inspector_window, root / built.name)
     tl = window.session.timeline()
+    before = tl.server_start
+    assert before is not None and before.sentinel.state == "unknown_id"
     delta = DiagnosisDelta.of(diagnose_character(str(built.path)), len(tl.events) - 1)
+    assert delta.server_start is not None
     with qtbot.waitSignal(window.session.states_recomputed, timeout=WAIT_MS):
         window.session._on_rediagnosed(window.session._gen, built.name, delta, 0.01)
-    assert tl.server_start is not None and tl.server_start_stale
-    assert "Prediction: made when the folder was loaded" in window.server_panel.plain_text()
-    fresh = diagnose_character(str(built.path))
-    tl.merge_diagnosis(fresh)  # a full diagnosis carries a new prediction
-    assert not tl.server_start_stale and tl.server_start is fresh.server_start
+    assert tl.server_start is delta.server_start
+    assert "from the start of the journal" in window.server_panel.plain_text()
+
