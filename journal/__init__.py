@@ -3,6 +3,7 @@
 Public API: everything in ``__all__``. See the README for an example.
 """
 
+from journal.appliedset import APPLIED_SET_NAME, AppliedSet, applied_beyond, read_applied_set
 from journal.codec import dumps_view, loads_exact
 from journal.compaction import COMPACT_DAYS_THRESHOLD, COMPACT_LINES_THRESHOLD
 from journal.dryrun import DryRun, FolderDiff, dry_run
@@ -31,7 +32,8 @@ from journal.events import (
     new_event,
 )
 from journal.handlers import HandlerRegistry, block_reason, default_registry, entry_ref
-from journal.lastevent import last_event_id
+from journal.holds import Holds, event_entries, stops_everything
+from journal.lastevent import LastEventCache, last_event_id
 from journal.log import (
     CompactionStatus,
     EventLog,
@@ -39,6 +41,7 @@ from journal.log import (
     compaction_status,
 )
 from journal.outbox import OutboxOp, OutboxRead, parse_outbox, read_outbox
+from journal.park import PARKED_NAME, ParkedRead, ParkRecord, is_parked, read_parked, record_park
 from journal.reader import (
     DEFECT_KINDS,
     Defect,
@@ -71,18 +74,21 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ALL_EVENT_TYPES",
+    "APPLIED_SET_NAME",
     "ARCHIVE_FILE_MAX_ENTRIES",
     "COMPACT_DAYS_THRESHOLD",
     "COMPACT_LINES_THRESHOLD",
     "DEFECT_KINDS",
     "FACTS",
     "JOURNAL_NAME",
+    "PARKED_NAME",
     "PERSONA",
     "PERSONA_ARCHIVE",
     "REFLECTIONS",
     "REFLECTION_ARCHIVE",
     "REPLAYABLE_EVENT_TYPES",
     "SENTINEL_NAME",
+    "AppliedSet",
     "BadShardNameError",
     "CompactionStatus",
     "Defect",
@@ -94,14 +100,18 @@ __all__ = [
     "FolderDiff",
     "FolderStore",
     "HandlerRegistry",
+    "Holds",
     "InvalidCharacterError",
     "JournalError",
     "JournalRead",
     "JournalScanner",
     "JournalTail",
+    "LastEventCache",
     "MemoryStore",
     "OutboxOp",
     "OutboxRead",
+    "ParkRecord",
+    "ParkedRead",
     "PayloadError",
     "ReconcileHooks",
     "Reconciler",
@@ -118,6 +128,7 @@ __all__ = [
     "ViewDriftError",
     "__version__",
     "append_entries",
+    "applied_beyond",
     "block_reason",
     "check_character_name",
     "choose_shard",
@@ -127,6 +138,8 @@ __all__ = [
     "dumps_view",
     "encode_event",
     "entry_ref",
+    "event_entries",
+    "is_parked",
     "is_shard_name",
     "iter_journal",
     "last_event_id",
@@ -135,10 +148,14 @@ __all__ = [
     "make_event",
     "new_event",
     "parse_outbox",
+    "read_applied_set",
     "read_journal",
     "read_outbox",
+    "read_parked",
     "read_sentinel",
+    "record_park",
     "startup_sequence",
+    "stops_everything",
     "validate_shard_name",
     "write_sentinel",
 ]

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from journal.codec import loads_exact
-from journal.events import SENTINEL_NAME
+from journal.events import SENTINEL_NAME, now_iso
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
+from journal.park import ParkRecord, record_park
 from journal.reconcile import Reconciler, ReplayReport
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, shard_entry_ids
 from journal.stores import FolderStore
@@ -137,7 +138,8 @@ def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
 
 def replay_files(char_dir: Path) -> dict[str, bytes]:
     """The files a replay can write, relative path → bytes: the views, the sentinel, and the
-    well-named shards of both archive folders (links are left out)."""
+    well-named shards of both archive folders (links are left out). The applied set is not among
+    them: its bytes hold the times of writing; the report's ``applied_beyond`` says what it holds."""
     out: dict[str, bytes] = {}
     for name in (REFLECTIONS, PERSONA, SENTINEL_NAME):
         p = char_dir / name
@@ -230,12 +232,14 @@ def dry_run(
     *,
     until: str | None = None,
     repair: Iterable[str] | None = None,
+    park: str | None = None,
 ) -> DryRun:
     """Replay a character folder into a scratch copy; return the report and a per-file diff.
 
     The original folder is only read (regular files; links are not followed), never written.
     With ``repair``, the given events' handlers are re-applied instead (orphan repair), without
-    moving the sentinel.
+    moving the sentinel. With ``park``, that event is parked in the copy first (what parking it
+    would do); nothing checks that it is held.
     """
     src = Path(char_dir)
     with tempfile.TemporaryDirectory(prefix="memory-inspector-dry-") as tmp:
@@ -244,6 +248,8 @@ def dry_run(
         scratch_root.mkdir()
         _copy_for_replay(src, scratch)
         before = replay_files(scratch)
+        if park is not None:
+            record_park(scratch, ParkRecord(park, "", None, None, "", now_iso(), "dry run", "", "dry run"))
         reconciler = Reconciler(
             EventLog(scratch_root), registry, store_factory=lambda cd: FolderStore(cd, durable=False)
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import weakref
@@ -12,13 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
+from journal.appliedset import (
+    APPLIED_SET_NAME,
+    applied_set_valid,
+    read_applied_set,
+    remove_applied_set,
+    write_applied_set,
+)
 from journal.codec import dumps_view, renders_as
 from journal.compaction import (
     age_days,
     compaction_reason,
     first_line_ts,
 )
-from journal.errors import InvalidCharacterError, UnappliedTailError, UnknownEventTypeError
+from journal.errors import InvalidCharacterError, UnappliedTailError, UnknownEventTypeError, ViewCorruptError
 from journal.events import (
     JOURNAL_NAME,
     REPLAYABLE_EVENT_TYPES,
@@ -30,8 +38,9 @@ from journal.events import (
     new_event,
     now_iso,
 )
-from journal.lastevent import last_event_id
+from journal.lastevent import LastEventCache, last_event_id
 from journal.outbox import OUTBOX_NAME
+from journal.park import PARKED_NAME
 from journal.reader import JournalRead, read_journal
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, append_entries, choose_shard, ensure_shard
 from journal.stores import Confinement
@@ -196,7 +205,7 @@ def _holds(path: Path, data: bytes) -> bool:
 
 
 #: The journal's own files: never a view that record_and_save may replace.
-_NOT_VIEWS = frozenset({JOURNAL_NAME, SENTINEL_NAME, OUTBOX_NAME})
+_NOT_VIEWS = frozenset({JOURNAL_NAME, SENTINEL_NAME, OUTBOX_NAME, APPLIED_SET_NAME, PARKED_NAME})
 
 
 class EventLog:
@@ -222,6 +231,8 @@ class EventLog:
         # 340 KiB view: parsing it costs 0.60 ms a call, checking the saved one 0.15 ms).
         self._ends: dict[str, _JournalEnd] = {}
         self._views: dict[tuple[str, str], _SavedView] = {}
+        # The last complete event of each journal, kept exactly and read incrementally.
+        self._last_events = LastEventCache()
         # Per valid character name: (root it was made under, folder, journal); pathlib is slow.
         self._paths: dict[str, tuple[Path, Path, Path]] = {}
 
@@ -287,9 +298,16 @@ class EventLog:
         sentinel.
 
         The sentinel advances only if, before the append, it equalled the id of the last complete
-        event in the journal (or the journal had no events and the sentinel was null/missing):
-        otherwise an unapplied tail is on disk, and moving the sentinel would orphan it. The
-        sentinel is then left alone so the tail, this event included, is replayed next time.
+        event in the journal (:func:`journal.lastevent.last_event_id`, exact), or the journal had no
+        events and the sentinel was null/missing. Otherwise events after the sentinel are not all
+        applied (a crashed write, or an event replay holds: :mod:`journal.holds`), and moving the
+        sentinel would orphan them. The sentinel is then left alone, and this event, which *is*
+        applied, is added to the applied set bound to that sentinel
+        (:mod:`journal.appliedset`), so no later start runs it again; the next start replays the
+        unapplied events before it, and runs this one again only if one of those touching its
+        entries is applied then (newest payload wins). That record costs one rewrite of the set
+        per write while the sentinel stays behind. A set that is a link leading out of the folder
+        is not written: the event then replays next time, as before.
 
         Raises:
             UnknownEventTypeError: undeclared ``event_type``; nothing written.
@@ -362,17 +380,18 @@ class EventLog:
         if st.st_size == offset + len(line):  # nobody appended after us before the stat
             self._ends[character] = _JournalEnd(_file_ident(st), line, event.event_id)
 
-    def _sentinel_at_end(self, cd: Path, journal: Path, character: str | None = None) -> bool:
+    def _sentinel_at_end(self, cd: Path, journal: Path, character: str | None = None) -> tuple[bool, SentinelRead]:
+        """Whether the sentinel names the journal's last complete event (or the journal has no
+        events and the sentinel is null or missing), with the sentinel as read. Caller holds the
+        lock."""
         sentinel = read_sentinel(cd)
         cached = None
         if character is not None:
             cached = _journal_end_if_unchanged(journal, self._ends.get(character))
-        known, last = (True, cached) if cached is not None else last_event_id(journal)
-        if not known:
-            return False
+        last = cached if cached is not None else last_event_id(journal, cache=self._last_events)[1]
         if last is None:
-            return sentinel.event_id is None
-        return sentinel.event_id == last
+            return sentinel.event_id is None, sentinel
+        return sentinel.event_id == last, sentinel
 
     def _commit(
         self,
@@ -389,7 +408,14 @@ class EventLog:
         # Caller holds the lock, has confined `path` (the view's) and loaded `current` from it.
         journal = self.journal_path(character)
         fs.ensure_dir(cd)
-        may_advance = self._sentinel_at_end(cd, journal, character)
+        may_advance, sentinel = self._sentinel_at_end(cd, journal, character)
+        applied_set: list[str] | None = None
+        if not may_advance:
+            # Events after the sentinel are not all applied. This event will be: record it in the
+            # applied set bound to this sentinel, so that no later start applies it again.
+            aset = read_applied_set(cd, sentinel)
+            if aset.state != "refused":
+                applied_set = list(aset.applied) if applied_set_valid(aset, sentinel.event_id) else []
         self._append(character, journal, event, line)
         # From here on `current` may change: the saved view comes back only after a good save.
         key = (character, view)
@@ -404,6 +430,8 @@ class EventLog:
             after_save()
         if may_advance:
             write_sentinel(cd, event.event_id)
+        elif applied_set is not None:
+            write_applied_set(cd, sentinel, [*applied_set, event.event_id])
         return event
 
     # -- archives --------------------------------------------------------------------------
@@ -546,10 +574,13 @@ class EventLog:
 
         Seeds come from the views, so two things would make compaction lose events, and both are
         closed here. An unapplied tail (events after the sentinel) is not in the views yet:
-        compaction refuses while there is one; reconcile first. A write landing between deriving
-        the seeds and replacing the journal would be reverted when the older seeds replay: pass a
-        callable, and it is called under the character's lock (after the tail check), where no
-        writer of this process can run; a precomputed list is only safe when no writer can.
+        compaction refuses while there is one, which includes every event replay holds and every
+        event applied past the sentinel (the sentinel is then not at the journal end); reconcile,
+        or park what can never be applied, first. A stale applied set is removed. A write landing
+        between deriving the seeds and replacing the journal would be reverted when the older
+        seeds replay: pass a callable, and it is called under the character's lock (after the
+        tail check), where no writer of this process can run; a precomputed list is only safe
+        when no writer can.
 
         Raises:
             UnknownEventTypeError: a seed type is undeclared or has no replay handler (it would
@@ -571,7 +602,7 @@ class EventLog:
         events = [] if callable(seeds) else build(seeds)
         with self.lock(character):
             cd = self.char_dir(character)
-            if not self._sentinel_at_end(cd, self.journal_path(character)):
+            if not self._sentinel_at_end(cd, self.journal_path(character))[0]:
                 raise UnappliedTailError(
                     f"{character}: the journal has events after the sentinel that are not applied yet; "
                     "compacting now would discard them (reconcile first)"
@@ -583,4 +614,8 @@ class EventLog:
             self._ends.pop(character, None)
             fs.atomic_write_bytes(cd / JOURNAL_NAME, data)
             write_sentinel(cd, None)
+            # A record of events applied past the old sentinel names events that are gone (and
+            # the reset made it stale): remove it. It is no longer read either way.
+            with contextlib.suppress(OSError, ViewCorruptError):
+                remove_applied_set(cd)
         return events

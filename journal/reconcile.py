@@ -1,46 +1,49 @@
-"""The reconciler: replays unapplied events through the handlers, with compare-before-apply.
+"""The reconciler: replays unapplied events through the handlers, with compare-before-apply and
+per-entry holds. Also ``reconcile_all`` / ``areconcile_all`` and the startup sequence helper.
 
-Also: ``reconcile_all`` / ``areconcile_all`` for a memory root, the startup sequence helper, and
-``dry_run`` (replay into a scratch copy and diff it against the original).
+One round (design record: Startup recovery; Concurrency and consistency boundaries):
 
-How one round runs (design record: Startup recovery; Concurrency and consistency boundaries):
+1. Under the character's lock, read the sentinel, the applied set (:mod:`journal.appliedset`), the
+   parked events (:mod:`journal.park`) and the journal. The tail is every event after the
+   sentinel; a missing, malformed, null or unknown sentinel means the whole body.
+2. Each event, in order: a parked one is never applied. One the valid applied set names is not run
+   again, unless an event sharing one of its entries was applied earlier in this round (then it
+   runs again after it: the newest payload for each entry wins). Any other is admitted or held by
+   :class:`journal.holds.Holds`; an admitted one runs, after comparing the on-disk sentinel with
+   the value the round expects. A handler that fails holds the event's entries (or everything) and
+   the round goes on.
+3. The sentinel. While every event so far is settled (applied, already applied, parked) and no
+   applied set was valid at the start, it advances after each event, as the server's does. After
+   the first held event it stays just before it, so the memory server, reading the same folder,
+   stops there as before; what is applied past it is recorded in the applied set bound to that
+   sentinel. A round that started with a valid applied set moves the sentinel once, at the end,
+   over the longest settled run, then rewrites the set (removed when nothing is left beyond).
+4. A different sentinel before a handler runs: another writer moved it. Nothing is applied or
+   written; the sentinel (and the applied set) is frozen for the rest of the round, and the
+   journal is re-read from the round's own position and replayed in order, holds included.
+5. After the queue drains, the journal is probed again from the round's position, until a probe
+   comes back empty or ``_MAX_FROZEN_RESCANS`` probes were used (logged, with the number left
+   behind). The applied set is written under the same lock as the empty probe.
 
-1. Under the character's lock, read the sentinel and the journal (one consistent snapshot). The
-   tail is every event after the sentinel in file order; a missing, malformed, null or unknown
-   sentinel means the whole body (handlers are idempotent).
-2. For each event: under the lock, compare the on-disk sentinel with the value this round expects
-   (the start value, then the id of the previous event) *before* running the handler. Equal: run
-   the handler, then advance the sentinel to the event. A type without a handler, or a handler
-   that raises, stops the round; the sentinel stays at the last success.
-3. Different: another writer moved the sentinel. Nothing is applied or written; the sentinel is
-   frozen for the rest of the round (rewinding it would return that writer's events to the tail),
-   and the journal is re-read from this round's own last-applied position to the end and replayed
-   in order, so queued repairs land first and newer payloads land after them.
-4. After the queue drains, the journal is probed again from the round's own last-applied position;
-   new events are replayed the same way, until a probe comes back empty or ``_MAX_FROZEN_RESCANS``
-   probes were used (hitting the bound is logged with the number of events left behind).
+Step 5 also runs in a round that did not freeze but applied something, or holds something, or has
+an applied set to keep. Our ``record_and_save`` never moves the sentinel past an unapplied tail: a
+live write during a round records itself in the applied set instead, and the probe takes it in.
+The round's older payloads may have overwritten its values; then it runs again on top (step 2),
+so the newest payload wins before the round ends. A round that applied nothing and has nothing to
+record needs no probe.
 
-Step 4 also runs in a round that did not freeze but replayed something. This package's
-``record_and_save`` never moves the sentinel past an unapplied tail (README: no silent
-orphaning), so a live write that lands while a round is replaying leaves the sentinel alone and
-never triggers step 3; the round's older queued payloads may then overwrite its values. Probing
-after the drain replays those newer events on top, so the newest payload for each entry wins
-before the round ends, and the sentinel ends at the journal end. A round whose tail was empty
-applied nothing and needs no probe.
-
-Once such a round has caught up, that same writer legitimately moves the sentinel again. So at a
-probe (not between two steps, where step 3 applies unchanged), a sentinel that another writer
-moved to a later event is taken over instead of freezing the round, provided every event up to it
-was appended after the round's last write: nothing the round replayed can have overwritten those
-events, and their writers applied them on top. Likewise a journal replaced at that point (a
-compaction, which our ``compact`` allows only with nothing pending) is taken over with its reset
-sentinel. Anything else still freezes the round, as step 3 says. Without this, a round running
-beside busy writers would freeze and re-apply their events, and under unbroken traffic leave
-older values behind the sentinel.
+At a probe (not between two steps, where step 4 applies), a sentinel another writer moved to a
+later event is taken over instead of freezing, provided every event up to it was appended after
+the round's last write (nothing the round replayed can have overwritten them); likewise a journal
+replaced then (a compaction). Holds and the applied set then start afresh from that sentinel: what
+lies before it is behind the sentinel now, by that writer's claim. Without this, a round beside
+busy writers would freeze and re-apply their events, and under unbroken traffic leave older values
+behind the sentinel.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import logging
@@ -51,9 +54,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journal import fs
+from journal.appliedset import (
+    applied_beyond,
+    applied_set_valid,
+    read_applied_set,
+    remove_applied_set,
+    same_record,
+    write_applied_set,
+)
+from journal.errors import ViewCorruptError
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, default_registry, try_apply
+from journal.holds import Entry, Holds, event_entries
 from journal.log import EventLog, check_character_name
+from journal.park import ParkedRead, is_parked, read_parked
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.stores import FolderStore, Store
 from journal.tail import JournalTail
@@ -80,13 +94,12 @@ STOP_REASONS = (
 )
 
 
-
 @dataclass(frozen=True, slots=True)
 class ReplayStop:
-    """Where and why a round stopped before the end of the journal.
+    """An event replay could not apply, and why (it holds its entries, or everything).
 
     Attributes:
-        event_id: the event replay stopped at (it was not applied).
+        event_id: the event (it was not applied).
         index: its 0-based position among the journal's events in file order.
         type: its type (``""`` when the record had none).
         reason: one of :data:`STOP_REASONS`.
@@ -112,7 +125,16 @@ class ReplayReport:
         applied: ids of the events whose handler returned, in order (an id repeats when a frozen
             round replays it again).
         changed: how many of those reported a change.
-        stopped: where replay stopped, if it did.
+        stopped: the first event that could not be applied (the first held event), if any.
+        blocks: every event that could not be applied, in order (``stopped`` is the first).
+        held: ids of the events not applied because they are held: those in ``blocks`` and every
+            later one touching an entry they hold (or everything after a global stop), in order.
+        held_entries: the entries held at the end, sorted; ``held_everything``: everything after
+            some event was held (an event whose entries are unknown, a ``corrupt_view``).
+        skipped: ids the valid applied set names, not run again (already applied).
+        parked: ids of parked events gone past (never applied).
+        applied_beyond: the ids the applied set records at the end of the round (applied past the
+            sentinel), in journal order; empty when nothing is (the set is then removed).
         frozen: another writer moved the sentinel during the round; the round froze it.
         rescans: journal probes made after a drain (at most ``_MAX_FROZEN_RESCANS``).
         left_behind: events after this round's own last-applied position when the probe bound was
@@ -134,6 +156,13 @@ class ReplayReport:
     applied: list[str] = field(default_factory=list)
     changed: int = 0
     stopped: ReplayStop | None = None
+    blocks: list[ReplayStop] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    held_entries: list[Entry] = field(default_factory=list)
+    held_everything: bool = False
+    skipped: list[str] = field(default_factory=list)
+    parked: list[str] = field(default_factory=list)
+    applied_beyond: list[str] = field(default_factory=list)
     frozen: bool = False
     rescans: int = 0
     left_behind: int = 0
@@ -144,7 +173,7 @@ class ReplayReport:
 
     @property
     def complete(self) -> bool:
-        """Nothing stopped the round and nothing was left behind or cancelled."""
+        """Nothing was held, and nothing was left behind or cancelled."""
         return self.stopped is None and not self.cancelled and self.left_behind == 0
 
 
@@ -249,6 +278,91 @@ def _claimed_after(follower: _JournalFollower, own_last: str | None, current: st
     return all(ev.offset >= own_end for ev in follower.events[start + 1 : pos + 1])
 
 
+class _Pass:
+    """What one pass over the journal has settled so far (see the module docstring, steps 2-3).
+
+    Attributes:
+        expected: the sentinel the round expects on disk.
+        eager: the sentinel advances after each settled event (no applied set was valid at the
+            start); otherwise it moves once, at the end, to :attr:`advance_to`.
+        settled: every event processed so far is applied, already applied, or parked.
+        advance_to: the last event of that settled run (where the sentinel goes).
+        pos: the last event processed (re-reads and probes continue after it).
+        skip: ids the valid applied set names.
+        beyond: ids settled as applied after the first held event, in order.
+        holds: what is held.
+        ran: entries of the events applied in this round (``ran_unknown``: one of unknown entries).
+    """
+
+    __slots__ = ("advance_to", "beyond", "eager", "expected", "holds", "pos", "ran", "ran_unknown", "settled", "skip")
+
+    def __init__(self, expected: str | None, skip: Iterable[str]) -> None:
+        self.expected = expected
+        self.skip: set[str] = set(skip)
+        self.eager = not self.skip
+        self.settled = True
+        self.advance_to = expected
+        self.pos = expected
+        self.beyond: list[str] = []
+        self.holds = Holds()
+        self.ran: set[Entry] = set()
+        self.ran_unknown = False
+
+    def overwritten(self, entries: frozenset[Entry] | None) -> bool:
+        """Whether an event applied in this round may have overwritten an event touching
+        ``entries`` that is later in the journal (so that one must run again)."""
+        if self.ran_unknown:
+            return True
+        if entries is None:
+            return bool(self.ran)
+        return not self.ran.isdisjoint(entries)
+
+    def applied(self, event_id: str, entries: frozenset[Entry] | None, ran: bool) -> None:
+        """``event_id`` is applied: run now (``ran``), or already (the applied set)."""
+        if ran:
+            if entries is None:
+                self.ran_unknown = True
+            else:
+                self.ran.update(entries)
+        self.settle(event_id, applied=True)
+
+    def settle(self, event_id: str, *, applied: bool) -> None:
+        self.pos = event_id
+        if self.settled:
+            self.advance_to = event_id
+            if self.eager:
+                self.expected = event_id
+        elif applied:
+            self.beyond.append(event_id)
+
+    def held(self, event_id: str) -> None:
+        self.pos = event_id
+        self.settled = False
+
+    @property
+    def has_record(self) -> bool:
+        """Whether the end of the round has something to write: a sentinel to move, ids beyond it."""
+        return bool(self.beyond or self.skip) or self.advance_to != self.expected
+
+
+def _stop(ev: Event, index: int, reason: str, message: str) -> ReplayStop:
+    return ReplayStop(ev.event_id, index, ev.type, reason, message)
+
+
+def _read_parked(char_dir: Path) -> ParkedRead:
+    """The parked events; a file that exists but cannot be read stops the round before anything is
+    applied: which events a person parked would be unknown, and a parked event is never applied.
+
+    Raises:
+        OSError: ``events_parked.ndjson`` is a link leading out of the folder, not a regular
+            file, or unreadable.
+    """
+    parked = read_parked(char_dir)
+    if parked.state == "refused":
+        raise OSError(errno.EACCES, f"{parked.message}; replay refuses to guess which events are parked")
+    return parked
+
+
 class Reconciler:
     """Replays each character's unapplied events in file order (design record: Startup recovery).
 
@@ -281,22 +395,27 @@ class Reconciler:
         should_continue: Callable[[], bool] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> ReplayReport:
-        """Replay the events after the sentinel, stopping at the first one that cannot be applied.
+        """Replay the events after the sentinel, holding per entry what cannot be applied.
 
-        See the module docstring for the whole round (compare-before-apply, freezing, probes).
+        See the module docstring for the whole round (holds, the applied set, compare-before-apply,
+        freezing, probes).
 
         Args:
-            until: stop (successfully) after applying this event id. When it is not among the
-                pending events, nothing is applied.
+            until: stop after this event id (applied, or held: nothing after it is looked at).
+                When it is not among the pending events, nothing is applied.
             should_continue: polled between events; returning False cancels the round. Every
                 completed step is the reconciler's own, so a cancelled folder is consistent.
-            on_progress: ``(done, total)`` after each event; ``total`` grows if probes find more.
+            on_progress: ``(applied, total)`` after each applied event; ``total`` grows if probes
+                find more.
 
         Raises:
-            OSError: the journal exists but cannot be read (nothing was applied).
+            OSError: the journal exists but cannot be read, or ``events_parked.ndjson`` exists
+                but cannot be read (which events a person parked is then unknown); nothing was
+                applied.
         """
         cd = self.event_log.char_dir(character)
         store = self.store_factory(cd)
+        durable = bool(getattr(store, "durable", True))
         lock = self.event_log.lock(character)
         follower = _JournalFollower(cd / JOURNAL_NAME)
         report = ReplayReport(character)
@@ -306,110 +425,147 @@ class Reconciler:
                 # Crash recovery includes the temp files of interrupted atomic writes: nothing else
                 # removes them. Under the lock, no atomic write of this process is in flight.
                 report.temp_files_removed = _sweep_temp_files(cd, store.durable)
-            # One consistent starting point: no writer of this process between these two reads.
-            expected = store.read_sentinel().event_id
+            # One consistent starting point: no writer of this process between these reads.
+            sentinel = store.read_sentinel()
+            parked = _read_parked(cd)
+            aset = read_applied_set(cd, sentinel)
             follower.refresh()
         # Journal bytes that existed when this round last wrote: only events appended before that
         # can have been overwritten by the round's older payloads.
         own_end = follower.size
-        report.sentinel_before = own_last = expected
-        queue = follower.after(expected)
+        report.sentinel_before = sentinel.event_id
+        st = _Pass(sentinel.event_id, applied_beyond(aset, sentinel.event_id))
+        queue = follower.after(st.expected)
         report.tail = len(queue)
         if until is not None and all(ev.event_id != until for ev in queue):
-            report.sentinel_after = expected
+            report.sentinel_after = st.expected
             return report
 
         frozen = False
+        record = aset.state != "missing"  # a file is on disk: the end of the round rewrites or removes it
+        committed = False
         done = 0
         i = 0
         while True:
             if i < len(queue):
                 ev = queue[i]
+                eid = ev.event_id
                 if should_continue is not None and not should_continue():
                     report.cancelled = True
                     break
                 if hooks.before_event is not None:
                     hooks.before_event(ev)
+                index = follower.index(eid)
+                parked_now = is_parked(parked, eid)
+                payload: Any = None
+                entries = None
+                if not parked_now and (eid in st.skip or not st.holds.everything):
+                    payload = ev.payload  # parsed once, for the entries and the handler
+                    entries = event_entries(ev.type, payload)
+                skip = not parked_now and eid in st.skip and not st.overwritten(entries)
+                if not (parked_now or skip) and not st.holds.admit(entries):
+                    report.held.append(eid)
+                    st.held(eid)
+                    i += 1
+                    if until is not None and eid == until:
+                        break
+                    continue
                 stop: ReplayStop | None = None
                 conflict = False
-                with lock:
-                    if not frozen and store.read_sentinel().event_id != expected:
-                        conflict = True  # another writer moved it: apply nothing, write nothing
-                    else:
-                        stop, changed = self._apply(store, ev, follower.index(ev.event_id))
-                        if stop is None and not frozen:
-                            try:
-                                store.write_sentinel(ev.event_id)
-                                own_end = _size(follower.path)
-                            except OSError as exc:
-                                stop = ReplayStop(
-                                    ev.event_id,
-                                    follower.index(ev.event_id),
-                                    ev.type,
-                                    "sentinel_write",
-                                    f"the handler succeeded and persisted, but the sentinel write failed: {exc}; "
-                                    "the event replays (idempotently) next time",
-                                )
+                changed = False
+                run = not (parked_now or skip)
+                advance = not frozen and st.eager and st.settled
+                if run or advance:  # a step that writes: compare first
+                    with lock:
+                        if not frozen and store.read_sentinel().event_id != st.expected:
+                            conflict = True  # another writer moved it: apply nothing, write nothing
+                        else:
+                            if run:
+                                stop, changed = self._apply(store, ev, index, payload)
+                                if stop is None:
+                                    own_end = _size(follower.path)
+                            if stop is None and advance:
+                                try:
+                                    store.write_sentinel(eid)
+                                except OSError as exc:
+                                    stop = _stop(
+                                        ev,
+                                        index,
+                                        "sentinel_write",
+                                        f"the event is applied, but the sentinel write failed: {exc}; "
+                                        "it replays (idempotently) next time",
+                                    )
                 if conflict:
                     frozen = report.frozen = True
                     log.warning(
                         "%s: another writer moved the sentinel before event %s; the sentinel is frozen for the "
-                        "rest of the round, which replays the journal from its own last-applied position",
+                        "rest of the round, which replays the journal from its own position",
                         character,
-                        ev.event_id,
+                        eid,
                     )
                     follower.refresh()
-                    queue, i = follower.after(own_last), 0
+                    queue, i = follower.after(st.pos), 0
                     continue
+                if stop is not None and stop.reason == "sentinel_write":
+                    report.blocks.append(stop)
+                    report.stopped = report.stopped or stop
+                    break  # the round stops here, as it always did (the event replays next time)
                 if stop is not None:
-                    report.stopped = stop
-                    if frozen:
-                        log.warning(
-                            "%s: replay stopped at %s (%s) behind a sentinel another writer moved: %s",
-                            character,
-                            ev.event_id,
-                            stop.reason,
-                            stop.message,
-                        )
-                    break
-                report.applied.append(ev.event_id)
-                report.changed += changed
-                own_last = ev.event_id
-                if not frozen:
-                    expected = own_last
-                done += 1
+                    st.holds.hold(entries, stop.reason)
+                    report.blocks.append(stop)
+                    report.stopped = report.stopped or stop
+                    report.held.append(eid)
+                    st.held(eid)
+                    log.warning(
+                        "%s: event #%d (%s) cannot be applied: %s: %s; %s",
+                        character,
+                        index,
+                        ev.type or "(missing type)",
+                        stop.reason,
+                        stop.message,
+                        "everything after it is held" if st.holds.everything else "the entries it touches are held",
+                    )
+                    i += 1
+                    if until is not None and eid == until:
+                        break
+                    continue
                 i += 1
-                if on_progress is not None:
-                    on_progress(done, done + len(queue) - i)
-                if hooks.after_event is not None:
-                    hooks.after_event(ev)
-                if until is not None and ev.event_id == until:
+                if parked_now:
+                    report.parked.append(eid)
+                    st.settle(eid, applied=False)
+                elif skip:
+                    report.skipped.append(eid)
+                    st.applied(eid, entries, ran=False)
+                else:
+                    report.applied.append(eid)
+                    report.changed += changed
+                    st.applied(eid, entries, ran=True)
+                    done += 1
+                    if on_progress is not None:
+                        on_progress(done, done + len(queue) - i)
+                    if hooks.after_event is not None:
+                        hooks.after_event(ev)
+                if until is not None and eid == until:
                     report.until_reached = True
                     break
                 continue
-            # The queue drained. A round that replayed nothing needs no probe (see module doc).
-            if not frozen and report.tail == 0:
+            # The queue drained. A round that applied nothing and has nothing to record needs no
+            # probe (see the module doc).
+            if not frozen and not report.applied and not (record or st.has_record or report.held):
                 break
             if report.rescans >= _MAX_FROZEN_RESCANS:
                 follower.refresh()
-                report.left_behind = len(follower.after(own_last))
+                report.left_behind = len(follower.after(st.pos))
                 if report.left_behind:
-                    if frozen:
-                        log.warning(
-                            "%s: new events kept arriving through all %d probes; %d event(s) are left behind the "
-                            "frozen sentinel and no later boot replays them",
-                            character,
-                            _MAX_FROZEN_RESCANS,
-                            report.left_behind,
-                        )
-                    else:
-                        log.warning(
-                            "%s: new events kept arriving through all %d probes; %d event(s) are left pending "
-                            "after the sentinel for the next round",
-                            character,
-                            _MAX_FROZEN_RESCANS,
-                            report.left_behind,
-                        )
+                    log.warning(
+                        "%s: new events kept arriving through all %d probes; %d event(s) are left %s",
+                        character,
+                        _MAX_FROZEN_RESCANS,
+                        report.left_behind,
+                        "behind the frozen sentinel and no later boot replays them"
+                        if frozen
+                        else "pending after the sentinel for the next round",
+                    )
                 break
             if hooks.before_probe is not None:
                 hooks.before_probe(report.rescans + 1)
@@ -417,44 +573,117 @@ class Reconciler:
             with lock:
                 replaced = follower.refresh()
                 if not frozen:
-                    current = store.read_sentinel().event_id
-                    if replaced or (current != expected and _claimed_after(follower, own_last, current, own_end)):
+                    now = store.read_sentinel()
+                    current = now.event_id
+                    if replaced or (current != st.expected and _claimed_after(follower, st.pos, current, own_end)):
                         # Another writer moved the sentinel (or compacted the journal) after this
                         # round's last write: its claim covers only events this round could not
                         # have overwritten, so the round continues from there instead of freezing.
                         report.rebased += 1
                         log.info("%s: continuing from the sentinel another writer set after the last step", character)
-                        expected = own_last = current
+                        st = _Pass(current, ())
+                        record = True
                         if replaced:
                             own_end = 0
-            queue, i = follower.after(own_last), 0
+                    elif current == st.expected:
+                        # A live write of ours recorded itself in the applied set meanwhile.
+                        fresh = read_applied_set(cd, now)
+                        if applied_set_valid(fresh, current):
+                            st.skip.update(fresh.applied)
+                            record = True
+                queue, i = follower.after(st.pos), 0
+                if not queue and not frozen:
+                    self._commit(cd, store, durable, follower, st, report)
+                    committed = True
             if not queue:
                 break
+        sentinel_failed = any(b.reason == "sentinel_write" for b in report.blocks)
+        if not (committed or frozen or sentinel_failed) and (record or st.has_record or report.held):
+            with lock:
+                self._commit(cd, store, durable, follower, st, report)
+        hs = st.holds
+        report.held_entries = sorted(hs.entries)
+        report.held_everything = hs.everything
         report.sentinel_after = store.read_sentinel().event_id
         return report
 
-    def _apply(self, store: Store, ev: Event, index: int) -> tuple[ReplayStop | None, bool]:
-        stop, changed = try_apply(self.registry, store, ev.type, ev.payload)
+    def _commit(
+        self, cd: Path, store: Store, durable: bool, follower: _JournalFollower, st: _Pass, report: ReplayReport
+    ) -> None:
+        """The end of a round that did not freeze (caller holds the lock): move the sentinel over
+        the settled run, then record what stays applied past it, or remove the record."""
+        on_disk = store.read_sentinel()
+        if on_disk.event_id != st.expected:
+            log.warning(
+                "%s: another writer moved the sentinel at the end of the round; the applied set is not written",
+                report.character,
+            )
+            return
+        if st.advance_to != st.expected:
+            try:
+                store.write_sentinel(st.advance_to)
+            except OSError as exc:
+                self._record_failed(report, follower, st.advance_to, f"the sentinel write failed: {exc}")
+                return
+            st.expected = st.advance_to
+            on_disk = store.read_sentinel()
+        # What stays beyond the sentinel: applied past the first held event, and ids of the applied
+        # set this round did not reach (cancelled, until, probe bound).
+        reached = follower.index(st.pos) if st.pos is not None else -1
+        carried = [sid for sid in st.skip if follower.index(sid) > reached]
+        base = follower.index(st.expected) if st.expected is not None else -1
+        beyond = sorted({e for e in (*st.beyond, *carried) if follower.index(e) > base}, key=follower.index)
+        st.skip, st.beyond, st.eager = set(beyond), list(beyond), False
+        report.applied_beyond = beyond
+        current = read_applied_set(cd, on_disk)
+        try:
+            if not beyond:
+                if current.state in ("ok", "malformed"):
+                    remove_applied_set(cd)
+            elif not same_record(current, on_disk, beyond):
+                write_applied_set(cd, on_disk, beyond, durable=durable)
+        except (OSError, ViewCorruptError) as exc:
+            report.applied_beyond = []
+            self._record_failed(report, follower, st.expected, f"the applied set could not be written: {exc}")
+
+    @staticmethod
+    def _record_failed(report: ReplayReport, follower: _JournalFollower, at: str | None, why: str) -> None:
+        i = follower.index(at) if at is not None else -1
+        ev = follower.events[i] if i >= 0 else None
+        stop = ReplayStop(
+            at or "", i, ev.type if ev is not None else "", "sentinel_write",
+            f"{why}; the events applied past the sentinel replay (idempotently) next time",
+        )
+        report.blocks.append(stop)
+        report.stopped = report.stopped or stop
+        log.warning("%s: %s", report.character, stop.message)
+
+    def _apply(self, store: Store, ev: Event, index: int, payload: Any = None) -> tuple[ReplayStop | None, bool]:
+        stop, changed = try_apply(self.registry, store, ev.type, ev.payload if payload is None else payload)
         if stop is not None:
             return ReplayStop(ev.event_id, index, ev.type, *stop), False
         return None, changed
 
     def repair(self, character: str, event_ids: Iterable[str]) -> ReplayReport:
         """Re-apply the handlers of the given events (orphaned archive events) in journal order,
-        without reading or moving the sentinel. Stops at the first failure.
+        without reading or moving the sentinel. Stops at the first failure. A parked event is
+        never applied: it is listed in ``parked`` instead.
 
         Raises:
-            OSError: the journal exists but cannot be read.
+            OSError: the journal, or ``events_parked.ndjson``, exists but cannot be read.
         """
         cd = self.event_log.char_dir(character)
         store = self.store_factory(cd)
         wanted = set(event_ids)
         report = ReplayReport(character)
         with self.event_log.lock(character):
+            parked = _read_parked(cd)
             follower = _JournalFollower(cd / JOURNAL_NAME)
             follower.refresh()
             report.sentinel_before = report.sentinel_after = store.read_sentinel().event_id
-            todo = [(i, ev) for i, ev in enumerate(follower.events) if ev.event_id in wanted]
+            chosen = [(i, ev) for i, ev in enumerate(follower.events) if ev.event_id in wanted]
+            report.parked = [ev.event_id for _, ev in chosen if is_parked(parked, ev.event_id)]
+            todo = [(i, ev) for i, ev in chosen if not is_parked(parked, ev.event_id)]
             report.tail = len(todo)
             for i, ev in todo:
                 stop, changed = self._apply(store, ev, i)

@@ -348,7 +348,9 @@ def test_a_raising_handler_stops_replay_and_a_restart_replays_the_same_tail(worl
     assert (report.stopped.event_id, report.stopped.index, report.stopped.reason) == (e2.event_id, 2, "corrupt_view")
     assert report.stopped.type == "persona.evidence_updated" and "persona.json" in report.stopped.message
     assert sentinel_id(world.cd) == e1.event_id == report.sentinel_after
-    assert world.reinforcement()["ref_b"] == 0.0  # nothing after the failure ran
+    # A corrupt view holds every entry: nothing after the failure ran (a global stop, as before).
+    assert report.held_everything and report.held == ids([e2, e3])
+    assert world.reinforcement()["ref_b"] == 0.0
 
     (world.cd / PERSONA).write_bytes(persona_bytes)  # the cause is fixed
     again = world.reconciler().reconcile(CHAR)
@@ -412,6 +414,8 @@ def test_an_unregistered_type_pauses_replay_and_later_events_stay_pending(world:
         assert report.stopped is not None
         assert (report.stopped.event_id, report.stopped.index, report.stopped.reason) == (e2.event_id, 2, "no_handler")
         assert "'fact.added'" in report.stopped.message
+        # Its entries cannot be known, so it holds everything after it (per-entry holds need them).
+        assert report.held_everything and len(report.held) == 2
         assert sentinel_id(world.cd) == e1.event_id
         assert world.reinforcement()["ref_b"] == 0.0
     assert report.applied == []
@@ -599,18 +603,27 @@ def test_replaying_a_whole_applied_journal_twice_changes_no_byte(world: World, s
 # -- 8. drift, corrupt shard, bad basename -------------------------------------------------------------
 
 
-def test_entry_updated_drift_pauses_with_a_clear_reason_and_writes_nothing(world: World) -> None:
+def test_entry_updated_drift_holds_its_entry_with_a_clear_reason_and_writes_nothing_of_it(world: World) -> None:
     payload = {**persona_evidence("master", "prom_a", 3.0), "rewrite_text_sha256": sha("the new text"),
                "merged_from_ids": ["ref_x"], "source": "promote_merge"}
     event = world.pending("persona.entry_updated", payload)
-    world.pending_evidence("ref_a", 1.0)
-    before = tree_hashes(world.tmp)
+    later = world.pending_evidence("ref_a", 1.0)
+    persona = (world.cd / PERSONA).read_bytes()
     report = world.reconciler().reconcile(CHAR)
-    assert tree_hashes(world.tmp) == before
+    assert (world.cd / PERSONA).read_bytes() == persona  # nothing of the held entry is written
     stop = report.stopped
     assert stop is not None and (stop.event_id, stop.reason) == (event.event_id, "view_drift")
     assert "master/prom_a" in stop.message
     assert sha("old text") in stop.message and sha("the new text") in stop.message
+    # The other entry's event is applied past the held one; the sentinel stays just before it.
+    assert report.held == [event.event_id] and report.held_entries == [("persona", "prom_a")]
+    assert report.applied == [later.event_id] and report.applied_beyond == [later.event_id]
+    assert world.reinforcement()["ref_a"] == 1.0
+    assert sentinel_id(world.cd) == world.e0.event_id
+    before = tree_hashes(world.tmp)
+    again = world.reconciler().reconcile(CHAR)
+    assert again.applied == [] and again.skipped == [later.event_id] and again.held == [event.event_id]
+    assert tree_hashes(world.tmp) == before
 
 
 def archive_event_payload(shard: Any) -> dict[str, Any]:
