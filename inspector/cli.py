@@ -3,7 +3,7 @@
     memory-inspector [PATH] [--redact] [--screenshot OUT.png]     the window (sample data without PATH)
     memory-inspector check PATH [--character NAME] [--json] [--all-events]
     memory-inspector replay PATH --character NAME [--dry-run] [--until EVENT_ID] [--repair-orphans]
-                            [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
+                            [--park EVENT_ID] [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
     memory-inspector restore BACKUP [--to DIR] [--yes]
 
 Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.
@@ -54,6 +54,11 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--character", metavar="NAME", help="only this character")
         p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
         p.add_argument("--all-events", action="store_true", help="list applied events too")
+        p.add_argument(
+            "--characters",
+            metavar="FILE",
+            help="the memory server's characters.json (default: ../config/characters.json beside the memory root)",
+        )
         return p
     if command == "replay":
         p = _Parser(prog="memory-inspector replay", description="Guarded replay of pending events.")
@@ -62,6 +67,11 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
         p.add_argument("--until", metavar="EVENT_ID", help="replay up to and including this event")
         p.add_argument("--repair-orphans", action="store_true", help="re-apply orphaned archive events")
+        p.add_argument(
+            "--park",
+            metavar="EVENT_ID",
+            help="go past this held event for good: it is never applied (recorded in events_parked.ndjson)",
+        )
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--backup-dir", metavar="DIR", help="where backups and reports go")
         p.add_argument(

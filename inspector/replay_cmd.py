@@ -7,9 +7,15 @@ unless ``--yes`` was given; when stdin is not a terminal they refuse instead of 
 index of backups recorded when the backup was taken (see
 :func:`inspector.core.replay.restore_target`).
 
+``replay --park EVENT_ID`` goes past a held event a person has decided about: the same guards, a
+plan showing what replaying that entry's held events changes, then the decision recorded in
+``events_parked.ndjson`` and in the report. An event replay does not hold is refused (exit 2,
+nothing written).
+
 Exit codes: 0 everything planned was applied (or restored, or nothing was pending); 1 replay
-stopped at a blocked event, was cancelled or declined, or a guard refused (restore: the backup is
-not vouched for by the index); 2 bad input (restore: the folder cannot take the backup).
+holds events it cannot apply, was cancelled or declined, or a guard refused (restore: the backup
+is not vouched for by the index); 2 bad input (restore: the folder cannot take the backup; replay:
+an event that is not held given to ``--park``).
 """
 
 from __future__ import annotations
@@ -129,10 +135,13 @@ def _progress_printer() -> Callable[[int, int], None]:
 
 def run_replay(args: argparse.Namespace) -> int:
     """``memory-inspector replay PATH --character NAME ...`` (see :mod:`inspector.cli`)."""
-    if args.until and args.repair_orphans:
-        _err("replay", "--until and --repair-orphans cannot be combined")
+    park = getattr(args, "park", None)
+    if sum(1 for given in (args.until, args.repair_orphans, park) if given) > 1:
+        _err("replay", "--until, --repair-orphans and --park cannot be combined")
         return 2
-    if args.repair_orphans:
+    if park:
+        scope = Scope("park", park=park)
+    elif args.repair_orphans:
         scope = Scope("repair")
     elif args.until:
         scope = Scope("until", args.until)

@@ -10,8 +10,10 @@ The guards, in order (issue 6), one module per step:
    the journal, the sentinel or a view changed in the last 10 seconds, refuse a folder that is not
    writable or a zip export (offering :func:`extract_export`, :mod:`.target`).
 2. :func:`make_plan` (:mod:`.plan`) — a dry run of the same reconciler on a scratch copy: which
-   events would apply, where replay would stop and why (:func:`explain_block`), a per-file diff, and
-   the fingerprints of every file the plan depends on. Nothing in the real folder changes.
+   events would apply, which would stay held and why (:func:`explain_block`), a per-file diff, and
+   the fingerprints of every file the plan depends on. Nothing in the real folder changes. A
+   ``park`` scope (``Scope("park", park=EVENT_ID)``) plans going past a held event: it must be held
+   now, and the plan is the dry run with it parked.
 3. :func:`create_backup` (:mod:`.backup`) — the character folder is copied to a timestamped,
    private (0700) folder *outside* it, with a SHA-256 manifest, and recorded in the index of
    backups in the app's own data folder (:func:`default_index_path`): the folder it came from and
@@ -22,8 +24,9 @@ The guards, in order (issue 6), one module per step:
 5. :func:`execute` (:mod:`.execute`) — the reconciler on the real folder, with progress and cancel
    between events, then a fresh look at the folder (:func:`folder_state`, plus the diagnosis when
    available).
-6. A JSON report beside the backup (plan, outcome, ids applied, where it stopped, fingerprints,
-   who and when, override flags).
+6. A JSON report beside the backup (plan, outcome, ids applied, what stayed held, fingerprints,
+   who and when, override flags, and a park decision, which is also appended to
+   ``events_parked.ndjson`` in the character folder before replay goes past the event).
 7. :func:`plan_restore` / :func:`execute_restore` (:mod:`.restore`) — put a backup back, verified
    against its manifest, one atomic replace per file through :mod:`journal.fs`, into a folder that
    comes from outside the backup (:func:`restore_target`: the person's ``--to``, or the index entry
@@ -95,6 +98,7 @@ from inspector.core.replay.fingerprints import WATCHED_FILES, fingerprint_change
 from inspector.core.replay.plan import (
     BlockExplanation,
     Orphan,
+    ParkChoice,
     Plan,
     PlannedEvent,
     Scope,
@@ -173,6 +177,7 @@ __all__ = [
     "HeadlessReplayPrompter",
     "IndexEntry",
     "Orphan",
+    "ParkChoice",
     "Plan",
     "PlannedEvent",
     "Preflight",

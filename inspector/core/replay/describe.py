@@ -14,6 +14,10 @@ if TYPE_CHECKING:
     from inspector.core.replay.restore import RestoreOutcome, RestorePlan
 
 
+#: How many events that cannot be applied a plan explains one by one.
+_MAX_BLOCKS = 10
+
+
 def _short(value: Any, limit: int = 70) -> str:
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -59,13 +63,36 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
     }.get(plan.sentinel_state, plan.sentinel_state)
     if plan.journal_present:
         out.append(f"Sentinel: {where}; {plan.total_events} events, {plan.pending} pending")
+    if plan.applied_beyond:
+        out.append(
+            f"Already applied past the sentinel (events_applied_set.json; not run again): {len(plan.applied_beyond)}"
+        )
+    if plan.park is not None:
+        park = plan.park
+        out.append(f"Park {park.event.label()}: it is never applied, and replay goes past it.")
+        out.append(f"  Why it is held: {park.reason}")
+        out.append("  The decision is recorded in events_parked.ndjson and in the report (who, when, why).")
+        if park.released:
+            out.append(f"  With it parked, {len(park.released)} held event(s) apply:")
+            out += [f"    {e.label()}" for e in park.released[:max_events]]
     verb = "re-apply" if plan.scope.kind == "repair" else "apply"
     out.append(f"Would {verb} {len(plan.events)} event(s):")
     out += [f"  {e.label()}" for e in plan.events[:max_events]]
     if len(plan.events) > max_events:
         out.append(f"  … and {len(plan.events) - max_events} more")
-    if plan.block is not None:
-        out += plan.block.lines()
+    blocks = plan.blocks or ([plan.block] if plan.block is not None else [])
+    for block in blocks[:_MAX_BLOCKS]:
+        out += block.lines()
+    if len(blocks) > _MAX_BLOCKS:
+        out.append(f"… and {len(blocks) - _MAX_BLOCKS} more events that cannot be applied (see the report)")
+    if plan.held:
+        out.append(
+            f"Held, not applied: {len(plan.held)} event(s) (the ones above, and every later one touching an entry "
+            "they hold); the sentinel stays just before the first:"
+        )
+        out += [f"  {e.label()}" for e in plan.held[:max_events]]
+        if len(plan.held) > max_events:
+            out.append(f"  … and {len(plan.held) - max_events} more")
     if plan.temp_files and plan.has_work:
         out.append(
             f"Also removes {len(plan.temp_files)} leftover temp file(s) of interrupted writes: "
@@ -84,17 +111,28 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
             )
     out.append("Changes:")
     out += describe_diff(plan.diff)
+    beyond = plan.dry_report.applied_beyond
+    if beyond or plan.applied_beyond:
+        out.append(
+            f"  events_applied_set.json: {len(beyond)} event(s) recorded as applied past the sentinel"
+            + ("" if beyond else " (removed)")
+        )
     return out
 
 
 def describe_outcome(outcome: ReplayOutcome) -> list[str]:
     """The result as text (shown next to the plan)."""
     out = [f"Result: {outcome.status} — {outcome.message}"]
+    if outcome.parked is not None:
+        p = outcome.parked
+        out.append(f"Parked event #{p.index} ({p.type}) [{p.event_id}], by {p.by} on {p.host} at {p.parked_at}.")
     if outcome.applied:
         changed = outcome.report.changed if outcome.report else 0
         out.append(f"Applied {len(outcome.applied)} event(s); {changed} changed a file.")
     if outcome.block is not None:
         out += outcome.block.lines()
+    if outcome.report is not None and outcome.report.held:
+        out.append(f"Held, not applied: {len(outcome.report.held)} event(s).")
     if outcome.changed_files:
         out.append("Changed since the plan: " + ", ".join(outcome.changed_files))
     if outcome.mismatches:

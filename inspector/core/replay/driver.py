@@ -1,5 +1,9 @@
 """The synchronous driver (command line, scripts, tests): :func:`run_guarded_replay` runs every
-guard in order, asking through a :class:`~inspector.core.replay.prompter.ReplayPrompter`."""
+guard in order, asking through a :class:`~inspector.core.replay.prompter.ReplayPrompter`.
+
+Parking a held event is a scope like the others (``Scope("park", park=EVENT_ID)``): the window,
+which runs :func:`~inspector.core.replay.plan.make_plan` and
+:func:`~inspector.core.replay.execute.execute` itself, parks through the same two calls."""
 
 from __future__ import annotations
 
@@ -93,6 +97,11 @@ def confirm_question(plan: Plan, backup_root: Path, preflight_: Preflight | None
     """The "apply this plan?" question (the plan itself is in ``details``)."""
     verb = "Re-apply" if plan.scope.kind == "repair" else "Apply"
     text = f"{verb} {len(plan.events)} event(s) to {plan.target.character}? A backup goes to {backup_root} first."
+    if plan.park is not None:
+        text = (
+            f"Park event #{plan.park.event.index} ({plan.park.event.type}) for good, so that it is never applied, "
+            f"and apply {len(plan.events)} event(s) to {plan.target.character}? A backup goes to {backup_root} first."
+        )
     if replanned:
         text = "The folder changed, so this is a new plan. " + text
     if preflight_ is not None and preflight_.warnings:

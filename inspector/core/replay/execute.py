@@ -20,10 +20,13 @@ from inspector.core.replay.plan import BlockExplanation, Plan, explain_block, fi
 from inspector.core.replay.preflight import Preflight, check_launcher_lock
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from journal import fs
+from journal.appliedset import APPLIED_SET_NAME, applied_beyond, applied_set_valid, read_applied_set
 from journal.dryrun import replay_files, sentinel_id
+from journal.errors import ViewCorruptError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
+from journal.park import ParkRecord, read_parked, record_park
 from journal.reader import read_journal
 from journal.reconcile import Reconciler, ReplayReport
 from journal.sentinel import locate_sentinel
@@ -33,7 +36,8 @@ from journal.views import read_sentinel
 def compare_with_prediction(plan: Plan) -> list[str]:
     """Files whose content after the apply differs from what the dry run predicted.
 
-    The sentinel is compared by the id it names (its ``ts`` is the time of writing).
+    The sentinel is compared by the id it names (its ``ts`` is the time of writing), the applied
+    set by the ids it records (against the dry run's ``applied_beyond``).
     """
     actual = replay_files(plan.char_dir)
     out = []
@@ -43,6 +47,11 @@ def compare_with_prediction(plan: Plan) -> list[str]:
                 out.append(rel)
         elif actual.get(rel) != plan.predicted.get(rel):
             out.append(rel)
+    sentinel = read_sentinel(plan.char_dir)
+    aset = read_applied_set(plan.char_dir, sentinel)
+    recorded = list(aset.applied) if applied_set_valid(aset, sentinel.event_id) else []
+    if recorded != plan.dry_report.applied_beyond:
+        out.append(APPLIED_SET_NAME)
     return out
 
 
@@ -53,9 +62,11 @@ class FolderState:
     Attributes:
         sentinel_state, sentinel_id, sentinel_index: as in the plan.
         events: events in the journal.
-        pending: events after the sentinel.
+        pending: events after the sentinel not applied yet (not in the applied set, not parked).
         orphaned_archive: archive events whose entry is lost (repairable or not).
         diagnosis: counts from :func:`journal.diagnosis.diagnose_character` when it is available.
+        applied_beyond: events after the sentinel the applied set records as applied.
+        parked: parked events in the journal.
     """
 
     sentinel_state: str
@@ -65,12 +76,18 @@ class FolderState:
     pending: int
     orphaned_archive: int
     diagnosis: dict[str, Any] | None = None
+    applied_beyond: int = 0
+    parked: int = 0
 
     def describe(self) -> str:
         where = f"at #{self.sentinel_index}" if self.sentinel_index is not None else self.sentinel_state
         text = (
             f"sentinel {where}; {self.events} events, {self.pending} pending, {self.orphaned_archive} orphaned archive"
         )
+        if self.applied_beyond:
+            text += f", {self.applied_beyond} applied past the sentinel"
+        if self.parked:
+            text += f", {self.parked} parked"
         if self.diagnosis and self.diagnosis.get("blocked"):
             b = self.diagnosis["blocked"]
             text += f"; blocked at #{b.get('index')} ({b.get('reason')})"
@@ -82,6 +99,8 @@ class FolderState:
             "events": self.events,
             "pending": self.pending,
             "orphaned_archive": self.orphaned_archive,
+            "applied_beyond": self.applied_beyond,
+            "parked": self.parked,
             "diagnosis": self.diagnosis,
         }
 
@@ -109,9 +128,16 @@ def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
     events = read_journal(cd / JOURNAL_NAME).events
     sentinel = read_sentinel(cd)
     at = locate_sentinel(sentinel, {ev.event_id: i for i, ev in enumerate(events)}.get)
-    pending = len(events) - at.replay_start
+    done = applied_beyond(read_applied_set(cd, sentinel), sentinel.event_id)
+    parked = read_parked(cd).ids
+    tail = [ev.event_id for ev in events[at.replay_start :]]
+    beyond = sum(1 for e in tail if e in done)
+    pending = sum(1 for e in tail if e not in done and e not in parked)
     orphans = find_orphaned_archive_events(cd, events)
-    return FolderState(at.state, sentinel.event_id, at.index, len(events), pending, len(orphans), _diagnose(cd))
+    in_journal = sum(1 for ev in events if ev.event_id in parked)
+    return FolderState(
+        at.state, sentinel.event_id, at.index, len(events), pending, len(orphans), _diagnose(cd), beyond, in_journal
+    )
 
 
 #: Outcome statuses: what happened to a run.
@@ -141,6 +167,7 @@ class ReplayOutcome:
         message: one line for people.
         started_at, finished_at: local ISO-8601 with offset.
         report_path: the JSON report beside the backup.
+        parked: for a ``park`` plan: the decision recorded in ``events_parked.ndjson``.
     """
 
     status: str
@@ -158,6 +185,7 @@ class ReplayOutcome:
     started_at: str = ""
     finished_at: str = ""
     report_path: Path | None = None
+    parked: ParkRecord | None = None
 
     @property
     def exit_code(self) -> int:
@@ -172,6 +200,11 @@ class ReplayOutcome:
             "applied": list(self.applied),
             "changed": r.changed if r else 0,
             "stopped": None if self.block is None else self.block.to_json(),
+            "held": list(r.held) if r else [],
+            "held_entries": [list(e) for e in r.held_entries] if r else [],
+            "skipped": list(r.skipped) if r else [],
+            "applied_beyond": list(r.applied_beyond) if r else [],
+            "parked": None if self.parked is None else self.parked.to_json(),
             "cancelled": bool(r and r.cancelled),
             "frozen": bool(r and r.frozen),
             "left_behind": r.left_behind if r else 0,
@@ -249,7 +282,7 @@ def execute(
         if plan.block is not None or plan.unrepairable:
             outcome.status, outcome.message = (
                 "stopped",
-                "nothing can be applied: replay is blocked at the first event in scope",
+                "nothing can be applied: every pending event in scope is held",
             )
         else:
             outcome.status, outcome.message = "nothing_to_do", "nothing to apply"
@@ -290,6 +323,20 @@ def execute(
         return outcome
     outcome.status, outcome.message = "failed", "applying (interrupted before the end)"
     _write_report(outcome, preflight_)  # a crash mid-apply still leaves a report naming the backup
+    if plan.park is not None:
+        # The person's decision, recorded before replay goes past the event (never automatic).
+        pe = plan.park.event
+        decision = ParkRecord(
+            pe.event_id, pe.type, pe.index, pe.line, pe.ts, _now_iso(), _who(), socket.gethostname(), plan.park.reason
+        )
+        try:
+            record_park(cd, decision)
+        except (OSError, ViewCorruptError) as exc:
+            outcome.message = f"the park could not be recorded, nothing was applied: {exc}"
+            outcome.finished_at = _now_iso()
+            _write_report(outcome, preflight_)
+            return outcome
+        outcome.parked = decision
     reconciler = Reconciler(EventLog(target.root), registry)
     total = len(plan.events)
 
@@ -322,7 +369,10 @@ def execute(
         outcome.message = f"cancelled after {len(report.applied)} of {total} event(s); the folder is consistent"
     elif report.stopped is not None:
         outcome.status = "stopped"
-        outcome.message = f"applied {len(report.applied)} event(s), then stopped at a blocked event"
+        outcome.message = (
+            f"applied {len(report.applied)} event(s); {len(report.held)} held behind "
+            f"{len(report.blocks)} event(s) that cannot be applied"
+        )
     elif report.left_behind or report.frozen or outcome.applied != planned_ids:
         outcome.status = "stopped"
         outcome.message = "another writer changed the folder during the replay; see the report"
@@ -333,6 +383,8 @@ def execute(
     else:
         outcome.status = "applied"
         outcome.message = f"applied {len(report.applied)} event(s) as planned"
+    if outcome.parked is not None:
+        outcome.message = f"parked event #{outcome.parked.index}; " + outcome.message
     if outcome.applied == planned_ids and not report.cancelled:
         outcome.mismatches = compare_with_prediction(plan)
         if outcome.mismatches:

@@ -8,12 +8,15 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from journal.appliedset import APPLIED_SET_NAME
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.park import PARKED_NAME
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import VIEW_TYPES
 
-#: Files whose content the plan depends on (besides the shards of both archive folders).
-WATCHED_FILES = (JOURNAL_NAME, SENTINEL_NAME, *VIEW_TYPES)
+#: Files whose content the plan depends on (besides the shards of both archive folders): the
+#: journal, the sentinel, the applied set, the parked events and the views.
+WATCHED_FILES = (JOURNAL_NAME, SENTINEL_NAME, APPLIED_SET_NAME, PARKED_NAME, *VIEW_TYPES)
 
 
 def _sha256_file(path: Path) -> str:

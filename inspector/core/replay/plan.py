@@ -16,10 +16,12 @@ from inspector.core.replay.fingerprints import fingerprint_folder
 from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
+from journal.appliedset import applied_beyond, read_applied_set
 from journal.diagnosis import diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, entry_ref
+from journal.park import read_parked
 from journal.reader import read_journal
 from journal.reconcile import ReplayReport, ReplayStop
 from journal.sentinel import locate_sentinel
@@ -184,28 +186,65 @@ class Scope:
 
     Attributes:
         kind: ``tail`` (every pending event, the default), ``until`` (the pending events up to and
-            including ``until``) or ``repair`` (re-apply orphaned archive events, sentinel unchanged).
+            including ``until``), ``repair`` (re-apply orphaned archive events, sentinel unchanged)
+            or ``park`` (a person goes past the held event ``park``: it is recorded in
+            ``events_parked.ndjson`` and never applied, then the tail is replayed).
         until: the last event id for ``until``.
+        park: the held event id for ``park``.
     """
 
     kind: str = "tail"
     until: str | None = None
+    park: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("tail", "until", "repair"):
+        if self.kind not in ("tail", "until", "repair", "park"):
             raise ValueError(f"unknown scope {self.kind!r}")
         if (self.kind == "until") != (self.until is not None):
             raise ValueError("an 'until' scope needs an event id, and only it")
+        if (self.kind == "park") != (self.park is not None):
+            raise ValueError("a 'park' scope needs an event id, and only it")
 
     def describe(self) -> str:
         if self.kind == "until":
             return f"pending events up to and including {self.until}"
         if self.kind == "repair":
             return "repair orphaned archive events (the sentinel does not move)"
+        if self.kind == "park":
+            return f"park the held event {self.park} (never applied), then the pending tail"
         return "the pending tail"
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "until": self.until}
+        out: dict[str, Any] = {"kind": self.kind, "until": self.until}
+        if self.park is not None:
+            out["park"] = self.park
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ParkChoice:
+    """The held event a ``park`` plan goes past, and why it was held.
+
+    Attributes:
+        event: the event.
+        reason: why it is held, in words (recorded in ``events_parked.ndjson``).
+        block: its own block explanation, when it could not be applied itself (not only held
+            behind another event of its entry).
+        released: held events that apply once it is parked.
+    """
+
+    event: PlannedEvent
+    reason: str
+    block: BlockExplanation | None
+    released: list[PlannedEvent] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.event.to_json(),
+            "reason": self.reason,
+            "block": None if self.block is None else self.block.to_json(),
+            "released": [e.event_id for e in self.released],
+        }
 
 
 @dataclass(slots=True)
@@ -224,7 +263,13 @@ class Plan:
         journal_present: whether there is a journal at all (a cloud-save export has none).
         pending: events after the sentinel.
         events: what would be applied (re-applied for ``repair``), in order.
-        block: where replay would stop and why, if it would.
+        block: the first event replay cannot apply, and why (the first held event), if any.
+        blocks: every event replay cannot apply, each explained (``block`` is the first).
+        held: events that would stay held (not applied): those of ``blocks`` and every later one
+            touching an entry they hold.
+        applied_beyond: events after the sentinel already applied (the applied set), not run again.
+        park: for ``park``: the event gone past and what that releases.
+        journal_last: the journal's last event when the plan was made (the real run stops there).
         diff: the per-file diff of the dry run.
         predicted: relative path → bytes of each replay file after the dry run.
         dry_report: the dry run's reconciler report.
@@ -252,6 +297,11 @@ class Plan:
     orphans: list[Orphan] = field(default_factory=list)
     unrepairable: list[Orphan] = field(default_factory=list)
     temp_files: list[str] = field(default_factory=list)
+    blocks: list[BlockExplanation] = field(default_factory=list)
+    held: list[PlannedEvent] = field(default_factory=list)
+    applied_beyond: list[str] = field(default_factory=list)
+    park: ParkChoice | None = None
+    journal_last: str | None = None
 
     @property
     def char_dir(self) -> Path:
@@ -260,8 +310,8 @@ class Plan:
 
     @property
     def has_work(self) -> bool:
-        """Whether applying would run at least one handler."""
-        return bool(self.events)
+        """Whether applying would run at least one handler (or record a park)."""
+        return bool(self.events) or self.park is not None
 
     @property
     def complete(self) -> bool:
@@ -270,12 +320,13 @@ class Plan:
 
     @property
     def apply_until(self) -> str | None:
-        """The ``until`` the real run uses, so it never applies more than the plan shows."""
+        """The ``until`` the real run uses, so it never applies more than the plan shows: the
+        requested event, or the journal's last event when the plan was made."""
         if self.scope.kind == "repair":
             return None
-        if self.block is None and self.events:
-            return self.events[-1].event_id
-        return self.scope.until
+        if self.scope.until is not None:
+            return self.scope.until
+        return self.journal_last
 
     @property
     def predicted_exit_code(self) -> int:
@@ -291,6 +342,10 @@ class Plan:
             "pending": self.pending,
             "events": [e.to_json() for e in self.events],
             "stop": None if self.block is None else self.block.to_json(),
+            "blocks": [b.to_json() for b in self.blocks],
+            "held": [e.to_json() for e in self.held],
+            "applied_beyond": list(self.applied_beyond),
+            "park": None if self.park is None else self.park.to_json(),
             "unrepairable": [o.block.to_json() for o in self.unrepairable if o.block is not None],
             "temp_files_removed": list(self.temp_files),
             "diff": diff_to_json(self.diff),
@@ -353,11 +408,17 @@ def _plan_once(
         raise BadInputError(jr.error)
     events = jr.events
     index_of: dict[str, int] = {ev.event_id: i for i, ev in enumerate(events)}  # ids are unique
-    at_sentinel = locate_sentinel(read_sentinel(cd), index_of.get)
+    sentinel = read_sentinel(cd)
+    at_sentinel = locate_sentinel(sentinel, index_of.get)
     state, sid, sindex = at_sentinel.state, at_sentinel.event_id, at_sentinel.index
-    pending = len(events) - at_sentinel.replay_start
+    already = applied_beyond(read_applied_set(cd, sentinel), sentinel.event_id)
+    parked = read_parked(cd).ids
+    pending = sum(
+        1 for ev in events[at_sentinel.replay_start :] if ev.event_id not in already and ev.event_id not in parked
+    )
     orphans = find_orphaned_archive_events(cd, events)
     unrepairable: list[Orphan] = []
+    park: ParkChoice | None = None
     if scope.kind == "until":
         assert scope.until is not None
         at = index_of.get(scope.until)
@@ -365,14 +426,28 @@ def _plan_once(
             raise BadInputError(f"no event {scope.until} in the journal")
         if sindex is not None and at <= sindex:
             raise BadInputError(f"event {scope.until} (#{at}) is already applied (the sentinel is at #{sindex})")
+        if scope.until in already:
+            raise BadInputError(f"event {scope.until} (#{at}) is already applied (recorded past the sentinel)")
     if scope.kind == "repair":
         unrepairable = [o for o in orphans if not o.repairable]
         ids = [o.event.event_id for o in orphans if o.repairable]
         dry: DryRun = dry_run(cd, registry, repair=ids)
+    elif scope.kind == "park":
+        assert scope.park is not None
+        now = dry_run(cd, registry)
+        park = _park_choice(scope.park, index_of, events, now.report, parked)
+        dry = dry_run(cd, registry, park=scope.park)
+        released = set(now.report.held) & set(dry.report.applied)
+        park.released.extend(
+            PlannedEvent.of(index_of[e], events[index_of[e]]) for e in dry.report.applied if e in released
+        )
     else:
         dry = dry_run(cd, registry, until=scope.until)
-    planned = [PlannedEvent.of(index_of[e], events[index_of[e]]) for e in dry.report.applied if e in index_of]
-    block = explain_block(dry.report.stopped) if dry.report.stopped is not None else None
+
+    def planned(ids: list[str]) -> list[PlannedEvent]:
+        return [PlannedEvent.of(index_of[e], events[index_of[e]]) for e in ids if e in index_of]
+
+    blocks = [explain_block(b) for b in dry.report.blocks]
     return Plan(
         target=target,
         scope=scope,
@@ -384,15 +459,56 @@ def _plan_once(
         total_events=len(events),
         journal_present=jr.present,
         pending=pending,
-        events=planned,
-        block=block,
+        events=planned(dry.report.applied),
+        block=blocks[0] if blocks else None,
         diff=dry.diff,
         predicted=dry.predicted,
         dry_report=dry.report,
         orphans=orphans,
         unrepairable=unrepairable,
         temp_files=[] if scope.kind == "repair" else leftover_temp_files(cd),
+        blocks=blocks,
+        held=planned(dry.report.held),
+        applied_beyond=sorted(already, key=lambda e: index_of.get(e, -1)),
+        park=park,
+        journal_last=events[-1].event_id if events else None,
     )
+
+
+def _park_choice(
+    event_id: str, index_of: dict[str, int], events: list[Event], now: ReplayReport, parked: frozenset[str]
+) -> ParkChoice:
+    """The event a person asked to park, if it is held now (else why it cannot be parked).
+
+    Raises:
+        BadInputError: the event is not in the journal, or replay does not hold it (it applies,
+            is already applied or parked, or lies behind the sentinel).
+    """
+    at = index_of.get(event_id)
+    if at is None:
+        raise BadInputError(f"no event {event_id} in the journal")
+    pe = PlannedEvent.of(at, events[at])
+    if event_id not in now.held:
+        if event_id in parked:
+            why = "it is already parked"
+        elif event_id in now.applied or event_id in now.skipped:
+            why = "replay applies it (or already did)"
+        else:
+            why = "it is not pending (the sentinel is past it)"
+        raise BadInputError(
+            f"event {event_id} (#{at}, {pe.type or '(missing type)'}) is not held: {why}; only an event replay "
+            "holds can be parked (nothing was written)"
+        )
+    own = next((b for b in now.blocks if b.event_id == event_id), None)
+    if own is not None:
+        block: BlockExplanation | None = explain_block(own)
+        reason = f"{own.reason}: {own.message}"
+    else:
+        block = None
+        first = now.stopped
+        cause = f" behind event #{first.index} ({first.reason})" if first is not None else ""
+        reason = f"held{cause}: it touches an entry an earlier event that cannot be applied holds"
+    return ParkChoice(pe, reason, block)
 
 
 def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
@@ -414,11 +530,14 @@ def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
 
 
 def pending_events(char_dir: str | os.PathLike[str]) -> list[PlannedEvent]:
-    """The events after the sentinel (for choosing an ``until`` event), in order."""
+    """The events after the sentinel that are not applied yet (for choosing an ``until`` event),
+    in order: those the applied set records past the sentinel, and parked ones, are left out."""
     cd = Path(char_dir)
     events = read_journal(cd / JOURNAL_NAME).events
-    start = locate_sentinel(read_sentinel(cd), _index_in(events)).replay_start
-    return [PlannedEvent.of(i, ev) for i, ev in enumerate(events) if i >= start]
+    sentinel = read_sentinel(cd)
+    start = locate_sentinel(sentinel, _index_in(events)).replay_start
+    done = applied_beyond(read_applied_set(cd, sentinel), sentinel.event_id) | read_parked(cd).ids
+    return [PlannedEvent.of(i, ev) for i, ev in enumerate(events) if i >= start and ev.event_id not in done]
 
 
 def _index_in(events: list[Event]) -> Callable[[str], int | None]:
