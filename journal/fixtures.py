@@ -389,8 +389,12 @@ class Writer:
     def server_record(self, event_type: str, payload: dict[str, Any], mutate: Callable[[Any], Any], view: str) -> Event:
         """The memory server's record_and_save: append, save the view, then set the sentinel to this
         event unconditionally (which orphans an unapplied tail; ours refuses to)."""
-        ev = self._record(event_type, payload, mutate, view)
+        current = load_view(self.path / view, list if view == REFLECTIONS else dict)
+        ev = self.log.append(self.name, event_type, payload)
+        result = mutate(current)
+        save_view(self.path / view, current if result is None else result)
         write_sentinel(self.path, ev.event_id)
+        self.events.append(ev.event_id)
         return ev
 
 
@@ -583,6 +587,25 @@ def persona_drift(root: Path, name: str = "persona-drift", *, seed: str | None =
     return _built(root, w, ids)
 
 
+def wedged_merge(root: Path, name: str = "wedged-merge", *, seed: str | None = None) -> Built:
+    """The recovery wedge: a persona merge torn by a crash (as :func:`persona_drift`: its text hash
+    can never match), then a live write of our EventLog to a reflection (the sentinel stays before the
+    merge, so the write is recorded in the applied set), then a crashed write to another reflection
+    (durable, never applied). Our replay holds only the merged entry: the crashed reflection write
+    replays at the next start, with no one acting. The server's start stops at the merge."""
+    det, w = _start(root, name, seed)
+    with det:
+        seed_views(w.path)
+        ids = _healthy_history(w)
+        key, pid = PERSONA_ENTRY
+        payload = w.merge_payload(key, pid, "Master drinks matcha, not green tea", [REFLECTION_IDS[1]])
+        ids["wedge"] = w.append_only("persona.entry_updated", payload).event_id
+        ids["live"] = w.reflection_evidence(REFLECTION_IDS[0], 2.9).event_id
+        crashed = reflection_evidence_payload(REFLECTION_IDS[3], 0.9, at=w.now())
+        ids["crashed"] = w.append_only("reflection.evidence_updated", crashed).event_id
+    return _built(root, w, ids)
+
+
 def corrupt_shard(root: Path, name: str = "corrupt-shard", *, seed: str | None = None) -> Built:
     """An archive event is pending (crash after the append) and the shard it names was damaged
     since: replay must pause there rather than overwrite it."""
@@ -718,6 +741,7 @@ CASES: dict[str, Callable[..., Built]] = {
     "torn-tail": torn_tail,
     "archive-entry-lost": archive_entry_lost,
     "persona-drift": persona_drift,
+    "wedged-merge": wedged_merge,
     "corrupt-shard": corrupt_shard,
     "hostile-shard-basename": hostile_shard_basename,
     "views-only": views_only_export,
@@ -733,6 +757,7 @@ SAMPLE_CASES = (
     "glued-torn-line",
     "archive-entry-lost",
     "persona-drift",
+    "wedged-merge",
 )
 
 

@@ -41,8 +41,20 @@ def test_the_sample_shows_every_state(monkeypatch: pytest.MonkeyPatch, tmp_path:
         return {(e.state, e.reason) for e in by_name[name].events if e.state != "applied"}
 
     assert states("pending-tail") == {("pending", None)}
-    assert states("blocked-legacy-type") == {("blocked", "no_handler"), ("pending", None)}
+    # our live write after the pause is recorded in the applied set: applied, never run again
+    assert states("blocked-legacy-type") == {("blocked", "no_handler")}
     assert states("orphaned-by-live-write") == {("orphaned", "no_handler")}
     assert [x.kind for x in by_name["glued-torn-line"].defects] == ["glued"]
     assert states("archive-entry-lost") == {("orphaned", "archive_entry_lost")}
     assert states("persona-drift") == {("blocked", "view_drift")}
+    # the wedge: the torn merge holds its entry; the crashed reflection write after it still replays
+    wedged = by_name["wedged-merge"]
+    assert states("wedged-merge") == {("blocked", "view_drift"), ("pending", None)}
+    assert [f.code for f in wedged.findings if f.code in ("replay.held", "server.replay_stops")] == [
+        "server.replay_stops",
+        "replay.held",
+    ]
+    # the glued-sentinel character: the server cannot see the event its sentinel names
+    glued = by_name["glued-torn-line"]
+    assert glued.server_start is not None and glued.server_start.sentinel.state == "unknown_id"
+    assert "server.sentinel_unseen" in [f.code for f in glued.findings]

@@ -28,21 +28,26 @@ class ReasonText:
         return f"{self.why} What you can do: {' '.join(self.actions)}"
 
 
+#: How a person goes past an event that can never apply (the only way: never automatic).
+_PARK_ADVICE = (
+    "If you decide to go past it, park it: memory-inspector replay PATH --character NAME --park EVENT_ID "
+    "(or Park… in the window's Replay dialog). Park is guarded like replay: plan, backup, fingerprint "
+    "check, report, and an audit line in events_parked.ndjson."
+)
+
 #: Reason code (:data:`journal.diagnosis.BLOCK_REASONS`, ``ORPHAN_REASONS``, ``SUSPECT_REASONS``,
-#: and the guarded replay's ``sentinel_write``) → its words.
+#: ``PENDING_REASONS``, ``parked``, and the guarded replay's ``sentinel_write``) → its words.
 REASONS: dict[str, ReasonText] = {
     "no_handler": ReasonText(
         "has no replay handler",
-        "No replay handler is registered for this event type, so replay stops here. It does not "
-        "skip it, because later events may depend on it (the memory server stops at the same "
-        "place). Every event after it stays pending.",
+        "No replay handler is registered for this event type, so our guarded replay holds it, and with it "
+        "every later event of the entries it touches (later events may depend on it). Events of other "
+        "entries still replay. The memory server's own start stops here for good (see its panel).",
         (
             "If its type is one of the ten reserved/legacy names, no version of the memory server "
             "can replay it: check in the Event tab whether its effect is already in the views.",
             "If a newer memory server or inspector handles this type, upgrade and replay again.",
-            "Only a person can decide to go past it: with a backup, after checking that its effect is "
-            "not needed, set last_applied_event_id in events_applied.json to its id by hand; this "
-            "tool never does that for you.",
+            _PARK_ADVICE,
         ),
     ),
     "view_drift": ReasonText(
@@ -54,16 +59,18 @@ REASONS: dict[str, ReasonText] = {
             "Compare the entry's text in the Views tab with the event's payload.",
             "If an older persona.json from a backup or cloud save has the expected text, restore it and replay again.",
             "If the current text is right, copy the evidence fields from the payload onto the entry "
-            "by hand (with a backup), then decide about the sentinel as for an unhandled event.",
+            "by hand (with a backup), then park the event.",
+            _PARK_ADVICE,
         ),
     ),
     "corrupt_view": ReasonText(
         "cannot load its view",
         "The view file it writes is not valid JSON or has the wrong top-level type. Replay never "
         "overwrites it (the memory server would replace a corrupt persona.json with an empty one "
-        "at startup, losing its entries).",
+        "at startup, losing its entries). Our replay holds everything after it.",
         (
-            "Restore that file from a backup or a cloud save, or repair the JSON by hand.",
+            "Restore that file from a backup or a cloud save, or repair the JSON by hand, before the "
+            "memory server starts.",
             "Then replay again: the event and the ones after it are still pending.",
         ),
     ),
@@ -72,7 +79,8 @@ REASONS: dict[str, ReasonText] = {
         "The shard exists but is not a JSON list. It holds other archived entries, so it is "
         "never overwritten; the archived entry stays only in this event's payload.",
         (
-            "Repair the shard's JSON by hand (it usually holds other entries), then replay again.",
+            "Repair the shard's JSON by hand (it usually holds other entries), then replay again. If the "
+            "shard is a link leading out of the folder, replace it with a regular file.",
             "Or move the shard aside, replay (it is recreated with this entry), and merge the "
             "moved-aside entries back by hand.",
         ),
@@ -84,12 +92,13 @@ REASONS: dict[str, ReasonText] = {
         (
             "The payload is damaged or was not written by the memory server: inspect it in the Event tab.",
             "The archived entry is in its entry_snapshot; copy it into a valid shard by hand if you "
-            "need it, then decide about the sentinel as for an unhandled event.",
+            "need it, then park the event.",
         ),
     ),
     "handler_error": ReasonText(
         "made its handler fail",
-        "The handler raised an unexpected error; nothing after it is applied.",
+        "The handler raised an unexpected error; our replay holds the entries it touches (everything "
+        "after it, when they are not known).",
         (
             "Read the message: a payload of the wrong shape or an unreadable file are the usual causes.",
             "If the data looks right, report it as a bug with the event's payload (redacted).",
@@ -110,6 +119,21 @@ REASONS: dict[str, ReasonText] = {
             "Look for the shard in a backup or cloud save; or copy the snapshot into a valid shard by hand "
             "(with a backup).",
         ),
+    ),
+    "held": ReasonText(
+        "waits behind a held event",
+        "An earlier event of the same entry cannot be applied, so our guarded replay holds this one "
+        "too, in order: applying it first could put newer values under older ones.",
+        (
+            "Look at the event that holds it (its reason says what to do).",
+            "When that event applies, or a person parks it, this one replays at the next replay.",
+        ),
+    ),
+    "parked": ReasonText(
+        "was parked by a person",
+        "A person decided to go past this event with a guarded park; replay never applies it. The "
+        "decision is recorded in events_parked.ndjson and in the park's report.",
+        ("Nothing to do; the audit line says who parked it and why.",),
     ),
     "view_differs": ReasonText(
         "would still change its view",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from journal.diagnosis import checks
+from journal.diagnosis import checks, pending
 from journal.diagnosis.checks import Character
 from journal.diagnosis.findings import Findings
 from journal.diagnosis.folder import Folder, probe_path
@@ -107,8 +107,8 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     checks.check_unhandled_orphans(c)
     checks.check_archives(c)
     checks.check_suspects(c)
-    checks.check_tail(c)
-    checks.check_pending(c)
+    pending.check_tail(c)
+    pending.check_pending(c)
     checks.check_defects(c)
     checks.check_outbox(c)
     checks.check_compaction(c)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
+from journal.appliedset import APPLIED_SET_NAME, applied_beyond, read_applied_set
 from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
@@ -30,11 +31,11 @@ from journal.handlers import (
     persona_evidence_updated,
     reflection_evidence_updated,
     run_handler,
-    try_apply,
 )
 from journal.inputs import MANAGED_MEMORY_FILENAMES
 from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, OUTBOX_NAME, OutboxOp, OutboxRead, parse_outbox
-from journal.reader import Defect, events_at, iter_journal_from
+from journal.park import PARKED_NAME, ParkedRead, is_parked, read_parked
+from journal.reader import Defect, events_at
 from journal.sentinel import locate_sentinel
 from journal.serverrules import CharacterList
 from journal.shards import is_shard_name
@@ -61,6 +62,9 @@ class Character:
         sentinel_read: the sentinel file as read.
         outbox_pending: how many outbox operations are pending.
         characters: the memory server's ``characters.json``, as read.
+        tail: what :func:`journal.diagnosis.pending.check_tail` found (its ``TailResult``).
+        parked: ``events_parked.ndjson`` as read (events a person decided to go past).
+        applied: the ids the valid applied set names (applied past the sentinel by our replay).
     """
 
     diag: CharacterDiagnosis
@@ -78,10 +82,16 @@ class Character:
     sentinel_read: SentinelRead = field(default_factory=lambda: SentinelRead("missing"))
     outbox_pending: int = 0
     characters: CharacterList = field(default_factory=CharacterList)
+    tail: Any = None
+    parked: ParkedRead = field(default_factory=ParkedRead)
+    applied: frozenset[str] = frozenset()
 
     @property
     def journal_path(self) -> Path:
         return self.dir / JOURNAL_NAME
+
+
+PARKED_MESSAGE = f"parked by a person ({PARKED_NAME}): replay never applies it and goes past it"
 
 
 def check_leftovers(c: Character) -> None:
@@ -102,6 +112,23 @@ def check_sentinel(c: Character) -> None:
     else:
         sentinel = read_sentinel(c.dir)
     c.sentinel_read = sentinel
+    c.parked = read_parked(c.dir)
+    if c.parked.state == "refused":
+        add(
+            "input.refused",
+            "warning",
+            f"{PARKED_NAME}: {c.parked.message}; guarded replay refuses to run",
+            file=PARKED_NAME,
+        )
+    aset = read_applied_set(c.dir, sentinel)
+    c.applied = applied_beyond(aset, sentinel.event_id)
+    if aset.state in ("refused", "malformed"):
+        add(
+            "input.refused",
+            "warning",
+            f"{APPLIED_SET_NAME} is {aset.state} ({aset.message}): it is ignored, as if missing",
+            file=APPLIED_SET_NAME,
+        )
     info = c.diag.sentinel = locate_sentinel(sentinel, c.events.index_of)
     c.sindex = -1 if info.index is None else info.index
     if info.state == "missing" and n:
@@ -139,6 +166,9 @@ def check_unhandled_orphans(c: Character) -> None:
         return
     for i, etype in enumerate(types):
         if etype in handled:
+            continue
+        if is_parked(c.parked, events.event_id(i)):
+            events.set_state(i, "applied", "parked", PARKED_MESSAGE)
             continue
         what = repr(etype) if etype else "(missing type)"
         message = (
@@ -283,7 +313,12 @@ def check_suspects(c: Character) -> None:
     last.pop(None, None)
     handled = registry.names()
     candidates = [
-        i for i in last.values() if i <= sindex and events.type(i) in handled and events.state(i) == "applied"
+        i
+        for i in last.values()
+        if i <= sindex
+        and events.type(i) in handled
+        and events.state(i) == "applied"
+        and not is_parked(c.parked, events.event_id(i))
     ]
     if not candidates:
         return
@@ -323,96 +358,6 @@ def check_suspects(c: Character) -> None:
                 event_id=eid,
                 file=files if store.written else None,
             )
-
-
-def check_tail(c: Character) -> None:
-    """Run the pending events' handlers in order, in memory, up to the first that would stop replay."""
-    events, sindex, folder, registry, findings, diag = c.events, c.sindex, c.folder, c.registry, c.findings, c.diag
-    assert folder is not None
-    n = len(events)
-    start = sindex + 1
-    if start >= n or not c.journal_ok:
-        return
-    store = ProjectionStore(folder)
-    blocked: int | None = None
-    later_updates: dict[str, tuple[int, Any]] = {}
-    i = start
-    for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
-        for ev in batch:
-            while i < n and events.offset(i) < ev.offset:
-                i += 1  # not found again: the file changed under us; skip it
-            if not (i < n and events.offset(i) == ev.offset and events.event_id(i) == ev.event_id):
-                continue
-            here, i = i, i + 1
-            if blocked is not None:
-                entry = events.entries[here]
-                if ev.type == "persona.entry_updated" and entry is not None:
-                    later_updates[entry] = (here, ev.payload)
-                continue
-            reason = _stop_reason(registry, store, ev.type, ev.payload)
-            if reason is None:
-                continue
-            code, message = reason
-            blocked = here
-            events.set_state(here, "blocked", code, message)
-            diag.blocked = events[here]
-            diag.blocked_message = message
-            findings.add(
-                "replay.blocked",
-                "error",
-                f"replay stops at event #{here} ({ev.type or '(missing type)'}): {code}: {message}",
-                event_id=ev.event_id,
-            )
-            if code == "view_drift":
-                findings.add("view.drift", "error", message, event_id=ev.event_id, file=PERSONA)
-            if "persona.entry_updated" not in events.types()[here + 1 :]:
-                break
-        else:
-            continue
-        break
-    # Pending merges after the stop that will fail the same text-hash check once replay gets there.
-    check = ProjectionStore(folder)
-    entry_updated = registry.get("persona.entry_updated")
-    for k, payload in sorted(later_updates.values(), key=lambda t: t[0]):
-        if entry_updated is None:
-            break
-        check.focus(payload)
-        try:
-            run_handler(entry_updated, check, payload)
-        except ViewDriftError as exc:
-            findings.add(
-                "view.drift", "warning", f"pending event #{k}: {exc}", event_id=events.event_id(k), file=PERSONA
-            )
-        except Exception:
-            continue
-
-
-def _stop_reason(registry: HandlerRegistry, store: ProjectionStore, etype: str, payload: Any) -> tuple[str, str] | None:
-    """Why replay would stop at this event (``None``: it applies)."""
-    store.focus(payload)
-    return try_apply(registry, store, etype, payload)[0]
-
-
-def check_pending(c: Character) -> None:
-    """How many events wait after the sentinel, and whether the next start replays them."""
-    n, sindex, diag = len(c.events), c.sindex, c.diag
-    pending = n - (sindex + 1)
-    if pending <= 0:
-        return
-    if diag.blocked is not None:
-        behind = n - diag.blocked.index - 1
-        tail = f"; replay stops at event #{diag.blocked.index} ({diag.blocked.reason})"
-        if behind:
-            tail += f" and the {behind} after it wait{'s' if behind == 1 else ''} behind it"
-    else:
-        tail = "; the next startup replays them"
-    c.findings.add(
-        "tail.pending",
-        "warning",
-        f"{pending} event{'s' if pending != 1 else ''} after the sentinel "
-        f"{'are' if pending != 1 else 'is'} not applied yet{tail}",
-        event_id=c.events.event_id(sindex + 1),
-    )
 
 
 def check_defects(c: Character) -> None:

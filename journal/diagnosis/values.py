@@ -279,7 +279,7 @@ class ServerStart:
             parts.append(what + (" from the start of the journal" if full else ""))
             if self.stop is not None:
                 where = f"#{self.stop.index}" if self.stop.index is not None else f"line {self.stop.line}"
-                parts.append(f"stops at {where} ({self.stop.reason}) after {self.applied}")
+                parts.append(f"stops at {where} ({self.stop.reason}) after applying {self.applied}")
         if self.changes_total:
             parts.append(f"changes {self.changes_total} entr{'ies' if self.changes_total != 1 else 'y'}")
         if any(out for _, out in self.writes):

@@ -36,6 +36,7 @@ EXIT_CODES = {
     "torn-tail": 1,
     "archive-entry-lost": 1,
     "persona-drift": 1,
+    "wedged-merge": 1,
     "corrupt-shard": 1,
     "hostile-shard-basename": 1,
     "views-only": 0,
@@ -302,34 +303,42 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         "server: free: no launcher.lock: the app is not running",
     ]
     legacy = b.ids["legacy"]
+    ts = json.loads((b.path / JOURNAL_NAME).read_text(encoding="utf-8").splitlines()[9])["ts"]
     assert blocks[1].splitlines() == [
         "blocked-legacy-type",
         f"  journal   11 lines, 11 events, {(b.path / JOURNAL_NAME).stat().st_size / 1024:,.1f} KiB",
         "  memory server's next start (what happens unless someone acts)",
-        "    the memory server's next start replays 2 events, stops at #9 (no_handler) after 0",
+        "    the memory server's next start replays 2 events, stops at #9 (no_handler) after applying 0",
         "    its sentinel    ok at event #8",
         "    stops at        event #9 reflection.surfaced: no_handler: no replay handler is registered for "
-        "'reflection.surfaced'; 2 left unapplied",
+        "'reflection.surfaced'; it and the 1 after it stay unapplied",
         "    note            its next live write moves the sentinel to the journal end: the 2 records its start "
         "leaves unapplied are orphaned",
         "  guarded replay (memory-inspector, stricter than the server)",
         f"  sentinel  ok at event #8 {b.events[8]}",
-        "  events    9 applied · 1 pending · 1 blocked · 0 orphaned · 0 suspect · 0 defects",
+        # our own live write after the pause was recorded in the applied set: applied, never run again
+        "  events    10 applied · 0 pending · 1 blocked · 0 orphaned · 0 suspect · 0 defects",
         "  blocked   event #9 reflection.surfaced: no_handler: "
         "no replay handler is registered for 'reflection.surfaced'",
-        "  findings (3)",
+        "  findings (4)",
         "   about the memory server's next start",
         "    error    server.replay_stops       the memory server's next start stops at event #9 "
         "(reflection.surfaced: no_handler) after applying 0; the 1 after it stay unapplied, and its next live "
         f"write moves the sentinel past them for good (memory-format §9.6)  [event {legacy}]",
         "   about the folder and guarded replay",
-        "    warning  tail.pending              2 events after the sentinel are not applied yet; replay stops at "
-        f"event #9 (no_handler) and the 1 after it waits behind it  [event {legacy}]",
-        "    error    replay.blocked            replay stops at event #9 (reflection.surfaced): no_handler: no "
-        f"replay handler is registered for 'reflection.surfaced'  [event {legacy}]",
+        "    warning  tail.pending              1 event after the sentinel is not applied yet; replay holds 1 of "
+        f"them, from event #9 (no_handler)  [event {legacy}]",
+        "    error    replay.blocked            replay cannot apply event #9 (reflection.surfaced): no_handler: no "
+        "replay handler is registered for 'reflection.surfaced'; it holds reflection "
+        f"{folders.REFLECTION_IDS[0]} and goes on with other entries  [event {legacy}]",
+        "    error    replay.held               guarded replay holds reflection "
+        f"{folders.REFLECTION_IDS[0]} at event #9 (reflection.surfaced, ts {ts}) since it cannot apply it "
+        "(no_handler); 0 later events of that entry wait behind it, and events of other entries still replay. "
+        "The sentinel stays before it until it applies or a person parks it (memory-inspector replay PATH --character "
+        f"blocked-legacy-type --park {legacy})  [event {legacy}]",
     ]
     assert blocks[2].splitlines()[-1] == "  findings  none: healthy"
-    assert blocks[3] == "result: PROBLEMS FOUND (2 errors, 1 warnings, 0 info)\n"
+    assert blocks[3] == "result: PROBLEMS FOUND (3 errors, 1 warnings, 0 info)\n"
 
 
 def test_human_output_with_all_events_shows_the_timeline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -469,9 +478,7 @@ def test_streamed_json_with_strings_that_are_not_unicode_is_the_same_escaped_doc
         assert json.loads(whole)["characters"][0]["events"][-1]["type"] == "lone-\ud800"
         first = d.characters[0].findings[0]
         d.characters[0].findings[0] = dataclasses.replace(first, message=first.message + "\udc80")
-        assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == check_cmd.dumps_json(
-            d, all_events=all_events
-        )
+        assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == check_cmd.dumps_json(d, all_events=all_events)
 
 
 def _human(d: Any, all_events: bool, encoding: str = "utf-8") -> str:

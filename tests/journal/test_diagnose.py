@@ -33,7 +33,7 @@ from journal.diagnosis import (
 )
 from journal.dryrun import dry_run
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
-from journal.fixtures import FIXTURE_NOW, Built
+from journal.fixtures import FIXTURE_NOW, PERSONA_ENTRY, REFLECTION_IDS, Built
 from journal.views import load_view, save_view, write_sentinel
 
 
@@ -136,6 +136,31 @@ class ServerStartShape:
         return "<server_start object>"
 
 
+def held_blocked(b: Built, index: int, etype: str, reason: str, message: str, entries: str) -> dict[str, Any]:
+    """``replay.blocked`` for an event our replay holds per entry (it goes on with other entries)."""
+    return finding(
+        "replay.blocked",
+        "error",
+        f"replay cannot apply event #{index} ({etype}): {reason}: {message}; it holds {entries} and goes on "
+        "with other entries",
+        b.events[index],
+    )
+
+
+def held(b: Built, index: int, etype: str, reason: str, entries: str, behind: int = 0) -> dict[str, Any]:
+    """``replay.held``: the wedge, with which entry, since which event (index, ts) and how many behind."""
+    ts = json.loads((b.path / "events.ndjson").read_text(encoding="utf-8").splitlines()[index])["ts"]
+    return finding(
+        "replay.held",
+        "error",
+        f"guarded replay holds {entries} at event #{index} ({etype}, ts {ts}) since it cannot apply it ({reason}); "
+        f"{behind} later event{'s' if behind != 1 else ''} of that entry wait behind it, and events of other "
+        "entries still replay. The sentinel stays before it until it applies or a person parks it "
+        f"(memory-inspector replay PATH --character {b.name} --park {b.events[index]})",
+        b.events[index],
+    )
+
+
 def doc(path: Path, *characters: dict[str, Any]) -> dict[str, Any]:
     return {"schema": 1, "path": str(path), "characters": list(characters)}
 
@@ -199,13 +224,16 @@ def test_pending_tail(tmp_path: Path) -> None:
 
 
 def test_paused_on_an_unregistered_legacy_type(tmp_path: Path) -> None:
+    # Our live write after the pause applied its own event and recorded it in the applied set
+    # (the sentinel stays before the held event): it is applied, and never run again.
     b = folders.legacy_type_blocked(tmp_path)
     message = "no replay handler is registered for 'reflection.surfaced'"
     assert reference_stop(b) == (9, "no_handler", message)
+    entries = f"reflection {REFLECTION_IDS[0]}"
     expected = char(
         b,
         sentinel=ok(b, 8),
-        counts=counts(applied=9, pending=1, blocked=1),
+        counts=counts(applied=10, blocked=1),
         blocked={
             "event_id": b.ids["legacy"],
             "index": 9,
@@ -213,18 +241,10 @@ def test_paused_on_an_unregistered_legacy_type(tmp_path: Path) -> None:
             "reason": "no_handler",
             "message": message,
         },
-        events=[
-            ev(b, 9, "reflection.surfaced", "blocked", "no_handler"),
-            ev(b, 10, "reflection.evidence_updated", "pending"),
-        ],
+        events=[ev(b, 9, "reflection.surfaced", "blocked", "no_handler")],
         findings=[
-            pending_finding(b, 2, 9, "; replay stops at event #9 (no_handler) and the 1 after it waits behind it"),
-            finding(
-                "replay.blocked",
-                "error",
-                f"replay stops at event #9 (reflection.surfaced): no_handler: {message}",
-                b.ids["legacy"],
-            ),
+            pending_finding(b, 1, 9, "; replay holds 1 of them, from event #9 (no_handler)"),
+            held_blocked(b, 9, "reflection.surfaced", "no_handler", message, entries),
             finding(
                 "server.replay_stops",
                 "error",
@@ -233,6 +253,7 @@ def test_paused_on_an_unregistered_legacy_type(tmp_path: Path) -> None:
                 "(memory-format §9.6)",
                 b.ids["legacy"],
             ),
+            held(b, 9, "reflection.surfaced", "no_handler", entries),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -377,13 +398,8 @@ def test_persona_drift_blocks_replay(tmp_path: Path) -> None:
         },
         events=[ev(b, 9, "persona.entry_updated", "blocked", "view_drift")],
         findings=[
-            pending_finding(b, 1, 9, "; replay stops at event #9 (view_drift)"),
-            finding(
-                "replay.blocked",
-                "error",
-                f"replay stops at event #9 (persona.entry_updated): view_drift: {message}",
-                drift,
-            ),
+            pending_finding(b, 1, 9, "; replay holds 1 of them, from event #9 (view_drift)"),
+            held_blocked(b, 9, "persona.entry_updated", "view_drift", message, f"persona {PERSONA_ENTRY[1]}"),
             finding("view.drift", "error", message, drift, "persona.json"),
             finding(
                 "server.replay_stops",
@@ -392,6 +408,7 @@ def test_persona_drift_blocks_replay(tmp_path: Path) -> None:
                 "0, and its next live write moves the sentinel past it for good (memory-format §9.6)",
                 drift,
             ),
+            held(b, 9, "persona.entry_updated", "view_drift", f"persona {PERSONA_ENTRY[1]}"),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -415,13 +432,8 @@ def test_corrupt_shard_blocks_replay(tmp_path: Path) -> None:
         },
         events=[ev(b, 9, "reflection.state_changed", "blocked", "corrupt_shard")],
         findings=[
-            pending_finding(b, 1, 9, "; replay stops at event #9 (corrupt_shard)"),
-            finding(
-                "replay.blocked",
-                "error",
-                f"replay stops at event #9 (reflection.state_changed): corrupt_shard: {message}",
-                event,
-            ),
+            pending_finding(b, 1, 9, "; replay holds 1 of them, from event #9 (corrupt_shard)"),
+            held_blocked(b, 9, "reflection.state_changed", "corrupt_shard", message, f"reflection {REFLECTION_IDS[3]}"),
             finding("shard.corrupt", "error", message, None, f"reflection_archive/{b.notes['shard']}"),
             # memory-format §3.5 (d), §9.7: the server treats the corrupt shard as full and moves on
             finding(
@@ -431,6 +443,7 @@ def test_corrupt_shard_blocks_replay(tmp_path: Path) -> None:
                 "sentinel past the event, so no later start retries it; our guarded replay pauses there instead",
                 event,
             ),
+            held(b, 9, "reflection.state_changed", "corrupt_shard", f"reflection {REFLECTION_IDS[3]}"),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -456,12 +469,9 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
         },
         events=[ev(b, 9, "reflection.state_changed", "blocked", "bad_shard_name")],
         findings=[
-            pending_finding(b, 1, 9, "; replay stops at event #9 (bad_shard_name)"),
-            finding(
-                "replay.blocked",
-                "error",
-                f"replay stops at event #9 (reflection.state_changed): bad_shard_name: {message}",
-                event,
+            pending_finding(b, 1, 9, "; replay holds 1 of them, from event #9 (bad_shard_name)"),
+            held_blocked(
+                b, 9, "reflection.state_changed", "bad_shard_name", message, f"reflection {REFLECTION_IDS[3]}"
             ),
             finding(
                 "shard.bad_name",
@@ -475,10 +485,12 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
                 "server.writes_outside",
                 "error",
                 f"the memory server's next start writes {escaped}, outside the character folder: an archive event "
-                "names a shard basename that leads out of its shard folder; do not start the server on this folder",
+                "names a shard basename that leads out of its shard folder, and the server does not check it; "
+                "do not start the server on this folder",
                 None,
                 escaped,
             ),
+            held(b, 9, "reflection.state_changed", "bad_shard_name", f"reflection {REFLECTION_IDS[3]}"),
         ],
     )
     outside = folders.tree_snapshot(tmp_path)

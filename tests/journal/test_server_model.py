@@ -288,7 +288,7 @@ def test_a_sentinel_naming_a_glued_event_makes_the_server_replay_everything_and_
             "unapplied are orphaned"
         ],
         summary="the memory server's next start replays 6 events from the start of the journal, stops at #2 "
-        "(view_drift) after 2, changes 1 entry",
+        "(view_drift) after applying 2, changes 1 entry",
     )
     unseen, full, stops = server_findings(c)
     assert (unseen.code, unseen.severity, unseen.event_id, unseen.file) == (
@@ -323,7 +323,7 @@ def test_a_missing_sentinel_on_a_twice_merged_folder_lists_the_rollback_and_the_
             "unapplied are orphaned"
         ],
         summary="the memory server's next start replays 6 events from the start of the journal, stops at #2 "
-        "(view_drift) after 2, changes 1 entry",
+        "(view_drift) after applying 2, changes 1 entry",
     )
     # Our own replay is a full replay too (sentinel.missing), so the full replay is a warning here.
     assert codes(c) == [("server.full_replay", "warning"), ("server.replay_stops", "error")]
@@ -559,7 +559,7 @@ def test_row_a_paused_tail_is_orphaned_by_the_next_live_write(tmp_path: Path) ->
             "its next live write moves the sentinel to the journal end: the 2 records its start leaves "
             "unapplied are orphaned"
         ],
-        summary="the memory server's next start replays 2 events, stops at #9 (no_handler) after 0",
+        summary="the memory server's next start replays 2 events, stops at #9 (no_handler) after applying 0",
     )
     [f] = server_findings(c)
     assert (f.code, f.severity, f.event_id) == ("server.replay_stops", "error", b.ids["legacy"])

@@ -118,7 +118,7 @@ def test_where_the_server_stops_is_marked_apart_from_our_blocked_event(qtbot, in
     built = fixtures.persona_drift(root)
     window = _open(qtbot, inspector_window, root / built.name)
     text = window.server_panel.plain_text()
-    assert "stops at #9 (view_drift) after 0" in text
+    assert "stops at #9 (view_drift) after applying 0" in text
     assert "error    Stops at: event #9 (line 10) persona.entry_updated: view_drift:" in text
     assert "it leaves 1 event unapplied" in text
     _assert_actors_apart(window)
