@@ -338,7 +338,11 @@ def server_start_lines(s: ServerStart) -> Iterator[str]:
         at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
         yield (
             f"    stops at        {at} {_one_line(s.stop.type)}: {s.stop.reason}: {_one_line(s.stop.message)}"
-            f"; {s.unapplied} left unapplied"
+            + (
+                "; it stays unapplied"
+                if s.unapplied <= 1
+                else f"; it and the {s.unapplied - 1:,} after it stay unapplied"
+            )
         )
     for ch in s.changes[:_CHANGES_SHOWN]:
         if ch.removed:
