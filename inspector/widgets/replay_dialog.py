@@ -171,24 +171,45 @@ class ReplayDialog(QDialog):
             self.until_combo.addItem(ev.label(), ev.event_id)
         repairable = sum(1 for o in self.plan.orphans if o.repairable)
         self.scope_repair = QRadioButton(f"Repair orphaned archive events ({repairable})")
+        # Park: a person goes past a held event (never automatic; planned, backed up and audited).
+        self.scope_park = QRadioButton("&Park held event:")
+        self.scope_park.setToolTip(
+            "Go past an event replay can never apply: it is recorded in events_parked.ndjson and never "
+            "applied, and the held events of its entry then replay. The plan below shows what they change."
+        )
+        self.park_combo = QComboBox()
+        held = self.plan.blocks or ([self.plan.block] if self.plan.block is not None else [])
+        if self.plan.park is not None and not any(b.event_id == self.plan.scope.park for b in held):
+            self.park_combo.addItem(self.plan.park.event.label(), self.plan.scope.park)
+        for b in held:
+            self.park_combo.addItem(f"#{b.index} {b.type} ({b.reason})", b.event_id)
         group = QButtonGroup(box)
-        for b in (self.scope_tail, self.scope_until, self.scope_repair):
+        for b in (self.scope_tail, self.scope_until, self.scope_repair, self.scope_park):
             group.addButton(b)
             b.setEnabled(editable)
         self.scope_until.setEnabled(editable and bool(self._pending))
         self.until_combo.setEnabled(editable and bool(self._pending))
+        can_park = self.park_combo.count() > 0
+        self.scope_park.setEnabled(editable and can_park)
+        self.park_combo.setEnabled(editable and can_park)
         row.addWidget(self.scope_tail)
         row.addWidget(self.scope_until)
         row.addWidget(self.until_combo, 1)
         row.addWidget(self.scope_repair)
+        row.addWidget(self.scope_park)
+        row.addWidget(self.park_combo, 1)
         kind = self.plan.scope.kind
-        {"tail": self.scope_tail, "until": self.scope_until, "repair": self.scope_repair}[kind].setChecked(True)
-        if self.plan.scope.until is not None:
-            at = self.until_combo.findData(self.plan.scope.until)
-            if at >= 0:
-                self.until_combo.setCurrentIndex(at)
+        radios = {"tail": self.scope_tail, "until": self.scope_until, "repair": self.scope_repair}
+        radios["park"] = self.scope_park
+        radios[kind].setChecked(True)
+        for combo, value in ((self.until_combo, self.plan.scope.until), (self.park_combo, self.plan.scope.park)):
+            if value is not None:
+                at = combo.findData(value)
+                if at >= 0:
+                    combo.setCurrentIndex(at)
         group.buttonToggled.connect(self._on_scope_changed)
         self.until_combo.currentIndexChanged.connect(self._on_scope_changed)
+        self.park_combo.currentIndexChanged.connect(self._on_scope_changed)
         return box
 
     def _plan_pane(self) -> QWidget:
@@ -202,6 +223,13 @@ class ReplayDialog(QDialog):
         )
         if plan.temp_files and plan.has_work:
             summary += f" Also removes {len(plan.temp_files)} leftover temp file(s) of interrupted writes."
+        if plan.park is not None:
+            park = plan.park
+            summary += (
+                f"\nPark {park.event.label()}: it is never applied, and replay goes past it (held: {park.reason}). "
+                f"The decision is recorded in events_parked.ndjson and in the report; {len(park.released)} held "
+                "event(s) of its entry then apply (listed below, with what they change)."
+            )
         if not plan.journal_present:
             summary = "No journal in this folder (views only): nothing to replay."
         self.summary_label = QLabel(summary)
@@ -259,6 +287,8 @@ class ReplayDialog(QDialog):
         """The scope the radio buttons (and the event combo) select."""
         if self.scope_repair.isChecked():
             return Scope("repair")
+        if self.scope_park.isChecked() and self.park_combo.currentData() is not None:
+            return Scope("park", park=str(self.park_combo.currentData()))
         if self.scope_until.isChecked() and self.until_combo.currentData() is not None:
             return Scope("until", str(self.until_combo.currentData()))
         return Scope()
@@ -274,7 +304,14 @@ class ReplayDialog(QDialog):
         self.apply_button.setVisible(False)
         self.replan_button.setVisible(False)
         self.close_button.setText("Close")
-        for b in (self.scope_tail, self.scope_until, self.scope_repair, self.until_combo):
+        for b in (
+            self.scope_tail,
+            self.scope_until,
+            self.scope_repair,
+            self.until_combo,
+            self.scope_park,
+            self.park_combo,
+        ):
             b.setEnabled(False)
 
     # -- slots ------------------------------------------------------------------------------------------

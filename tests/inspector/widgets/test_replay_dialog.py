@@ -423,3 +423,57 @@ def test_worker_failure_is_reported_and_the_controller_recovers(qtbot, root, mak
 
 def test_module_exports():
     assert set(rd.__all__) >= {"ReplayController", "ReplayDialog", "RestoreDialog", "install_replay_actions"}
+
+
+# -- park: going past a held event a person decided about ---------------------------------------------
+
+
+def test_dialog_offers_park_for_each_held_event_and_returns_a_park_scope(qtbot, root):
+    plan, pf, pending = _plan(root, "persona_drift")
+    dialog = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(dialog)
+    assert dialog.scope_park.isEnabled() and dialog.park_combo.count() == 1
+    held = plan.block
+    assert held is not None and dialog.park_combo.itemData(0) == held.event_id
+    assert "view_drift" in dialog.park_combo.itemText(0)
+    dialog.scope_park.setChecked(True)
+    assert not dialog.apply_button.isEnabled() and dialog.replan_button.isEnabled()
+    dialog.replan_button.click()
+    assert dialog.choice() == ReplayChoice("replan", Scope("park", park=held.event_id))
+
+
+def test_dialog_without_a_held_event_cannot_park(qtbot, root):
+    plan, pf, pending = _plan(root, "pending_tail")
+    dialog = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(dialog)
+    assert not dialog.scope_park.isEnabled() and dialog.park_combo.count() == 0
+
+
+def test_a_park_plan_says_what_is_parked_and_recorded(qtbot, root):
+    cd = build_case(root, "persona_drift")
+    target = gr.resolve_target(root, CHARACTER)
+    held = gr.make_plan(target).block
+    assert held is not None
+    plan = gr.make_plan(target, Scope("park", park=held.event_id))
+    dialog = ReplayDialog(plan, gr.preflight(target), gr.pending_events(cd))
+    qtbot.addWidget(dialog)
+    assert dialog.scope_park.isChecked() and dialog.park_combo.currentData() == held.event_id
+    text = dialog.summary_label.text()
+    assert "never applied" in text and "events_parked.ndjson" in text
+
+
+def test_gui_flow_parks_a_held_event(qtbot, root, backups, make_controller, spy):
+    from journal.park import read_parked
+
+    cd = build_case(root, "persona_drift")
+    held = gr.make_plan(gr.resolve_target(root, CHARACTER)).block
+    assert held is not None
+    s = spy(ReplayChoice("replan", Scope("park", park=held.event_id)), lambda plan: ReplayChoice("apply", plan.scope))
+    outcome = _run(qtbot, make_controller())
+    assert [a[0].scope.kind for a in s.asked] == ["tail", "park"]
+    assert outcome.status == "applied" and outcome.parked is not None
+    assert outcome.parked.event_id == held.event_id
+    assert read_parked(cd).ids == frozenset({held.event_id})
+    assert outcome.backup is not None and outcome.backup.path.is_relative_to(backups)
+    events = read_journal(cd / JOURNAL_NAME).events
+    assert read_sentinel(cd).event_id == events[-1].event_id  # the sentinel moved past the parked event
