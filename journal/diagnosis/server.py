@@ -104,7 +104,11 @@ def _server_sentinel(c: Character, reader: ServerReader) -> tuple[SentinelInfo, 
             return i
         return None
 
-    info = locate_sentinel(c.sentinel_read, index_of)
+    ours = c.diag.sentinel
+    if ours.state == "ok" and ours.index is not None and events.line(ours.index) not in reader.hidden_lines:
+        info = ours  # our reader found it, and the server's sees that line: the same first match
+    else:
+        info = locate_sentinel(c.sentinel_read, index_of)
     if info.state == "ok" and info.index is not None:
         return info, info.index + 1, events.offset(info.index) + 1
     dup = next((r for r in reader.duplicates if r.event_id == info.event_id), None)
