@@ -25,7 +25,6 @@ from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
 from tests.journal.test_server_model import (
     _pending_archive_named,
     _with_copy_of_line,
-    app_root,
     correction_merge,
     twice_merged,
     write_characters,
