@@ -235,22 +235,29 @@ class TimelineView(QTableView):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect.adjusted(1, 1, -2, -2))
         label = f"{SERVER_STOP_TAG} · {stop.reason}" if stop is not None and stop.reason else SERVER_STOP_TAG
-        font = QFont(self.font())
-        font.setBold(True)
-        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.8))
-        painter.setFont(font)
-        fm = QFontMetrics(font)
-        w = fm.horizontalAdvance(label) + 12
-        h = fm.height() + 2
-        x = SERVER_STRIPE + 2
+        w, h = self._tag_size(painter, label, 0.8, 12, 2)
         # Above the row (over the bottom of the one before it), so the stop row itself stays readable;
         # inside it only when it is the first row on screen.
         top = rect.top() - h if rect.top() - h >= 0 else rect.top() + 1
+        self._draw_tag(painter, QRect(SERVER_STRIPE + 2, top, w, h), label, color)
+
+    def _tag_size(self, painter: QPainter, label: str, scale: float, pad_w: int, pad_h: int) -> tuple[int, int]:
+        """Set the painter's font for a tag (bold, ``scale`` × the view's) and size the tag for ``label``."""
+        font = QFont(self.font())
+        font.setBold(True)
+        font.setPointSizeF(max(7.0, font.pointSizeF() * scale))
+        painter.setFont(font)
+        fm = QFontMetrics(font)
+        return fm.horizontalAdvance(label) + pad_w, fm.height() + pad_h
+
+    @staticmethod
+    def _draw_tag(painter: QPainter, box: QRect, label: str, color: QColor) -> None:
+        """A rounded tag filled with ``color``, ``label`` centred in a readable colour."""
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(color)
-        painter.drawRoundedRect(QRect(x, top, w, h), 4, 4)
+        painter.drawRoundedRect(box, 4, 4)
         painter.setPen(readable_on(color))
-        painter.drawText(QRect(x, top, w, h), Qt.AlignmentFlag.AlignCenter, label)
+        painter.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
 
     def viewportEvent(self, event: QEvent) -> bool:
         """Override: a row's tooltip also says what the memory server's next start does with it."""
@@ -283,20 +290,8 @@ class TimelineView(QTableView):
         painter.drawLine(0, y, rect.width(), y)
         counts = model.sentinel_label()
         label = f"⚑ sentinel · guarded replay: {counts}" if counts else "⚑ sentinel"
-        font = QFont(self.font())
-        font.setBold(True)
-        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
-        painter.setFont(font)
-        fm = QFontMetrics(font)
-        w = fm.horizontalAdvance(label) + 14
-        h = fm.height() + 4
-        x = max(4, rect.width() - w - 12)
-        top = max(0, y - h // 2)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(color)
-        painter.drawRoundedRect(QRect(x, top, w, h), 4, 4)
-        painter.setPen(readable_on(color))
-        painter.drawText(QRect(x, top, w, h), Qt.AlignmentFlag.AlignCenter, label)
+        w, h = self._tag_size(painter, label, 0.9, 14, 4)
+        self._draw_tag(painter, QRect(max(4, rect.width() - w - 12), max(0, y - h // 2), w, h), label, color)
         painter.end()
 
     def _marker_color(self) -> QColor:

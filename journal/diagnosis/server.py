@@ -165,32 +165,28 @@ def _apply(
         s.applied += 1
         return None
     outcome = server_outcome(reason[0])
-    if outcome == "pass":
-        if index is not None:
-            s.passed.append(index)
-        s.applied += 1
-        return None
-    if outcome == "write" and isinstance(payload, dict):
-        target = archive_target(ev.type, payload)
-        if target is not None and isinstance(target.shard, str):
-            path = server_shard_path(c.dir, target.archive, target.shard)
-            found = server_shard_state(c.dir, path, target.entry_id)
-            if found == "corrupt":  # what it finds there is no list: as a corrupt shard
-                if index is not None:
-                    s.passed.append(index)
-                s.applied += 1
-                return None
+    target = archive_target(ev.type, payload) if outcome == "write" and isinstance(payload, dict) else None
+    if target is not None and isinstance(target.shard, str):
+        path = server_shard_path(c.dir, target.archive, target.shard)
+        found = server_shard_state(c.dir, path, target.entry_id)
+        if found == "corrupt":
+            outcome = "pass"  # what the name leads to is no list: as a corrupt shard
+        else:
             if found != "holds":
                 s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
                 s.stray.append(relpath_or_abs(c.dir, path))
             stripped = without_shard(payload)
             store.focus(stripped)
-            again = try_apply(c.registry, store, ev.type, stripped)[0]
+            reason = try_apply(c.registry, store, ev.type, stripped)[0]
             written |= store.written
-            if again is None:
+            if reason is None:
                 s.applied += 1
-                return None
-            return again
+            return reason
+    if outcome == "pass":
+        if index is not None:
+            s.passed.append(index)
+        s.applied += 1
+        return None
     return reason
 
 
