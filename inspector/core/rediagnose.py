@@ -37,8 +37,8 @@ class DiagnosisDelta:
         check_index, check_id: the id it read at ``check_index`` (the last event the window had
             when it asked), to prove both describe the same journal.
         not_applied: every event whose state is not ``applied``, with its reason and message.
-        defects, findings, outbox, blocked_index, blocked_message, views_only, server_start: as in
-            the diagnosis.
+        defects, findings, outbox, blocked_index, blocked_message, views_only, server_start,
+            blocked_holds: as in the diagnosis.
     """
 
     name: str
@@ -57,6 +57,7 @@ class DiagnosisDelta:
     blocked_message: str | None = None
     views_only: bool = False
     server_start: ServerStart | None = None
+    blocked_holds: str | None = None
 
     @classmethod
     def of(cls, diagnosis: CharacterDiagnosis, check_index: int) -> DiagnosisDelta:
@@ -79,6 +80,7 @@ class DiagnosisDelta:
             diagnosis.blocked_message,
             bool(getattr(diagnosis, "views_only", False)),
             diagnosis.server_start,
+            diagnosis.blocked_holds,
         )
 
 

@@ -556,8 +556,6 @@ class CharacterTimeline:
         if delta.events >= len(mine):
             self.sentinel = delta.sentinel
         blocked = delta.blocked_index
-        # The fresh diagnosis, or the child's delta, carries the server's start predicted again.
-        server_start = fresh.server_start if isinstance(fresh, CharacterDiagnosis) else delta.server_start
         self.diagnosis = CharacterDiagnosis(
             self.name,
             self.path,
@@ -570,7 +568,8 @@ class CharacterTimeline:
             blocked_message=delta.blocked_message,
             outbox=delta.outbox,
             views_only=delta.views_only,
-            server_start=server_start,
+            server_start=delta.server_start,  # predicted again by the fresh diagnosis
+            blocked_holds=delta.blocked_holds,
         )
         return changed
 

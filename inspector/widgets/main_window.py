@@ -417,7 +417,13 @@ class MainWindow(QMainWindow):
             where = state.state
             self.status_sentinel.setText(f"Sentinel: {state.state}")
         blocked = tl.diagnosis.blocked if tl is not None else None
-        stop = f"stops at event #{blocked.index} ({blocked.reason})" if blocked is not None else ""
+        holds = tl.diagnosis.blocked_holds if tl is not None else None
+        if blocked is None:
+            stop = ""
+        elif holds in (None, "every entry"):
+            stop = f"stops at event #{blocked.index} ({blocked.reason})"
+        else:
+            stop = f"holds {holds} at event #{blocked.index} ({blocked.reason}); other entries replay"
         self.sentinel_bar.set_state(state, where, stop)
         self.timeline.viewport().update()
 

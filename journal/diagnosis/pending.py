@@ -112,6 +112,7 @@ def check_tail(c: Character) -> None:
             if diag.blocked is None:
                 diag.blocked = events[here]
                 diag.blocked_message = message
+                diag.blocked_holds = _entries_text(hold.entries)
             what = ev.type or "(missing type)"
             if everything:
                 text = f"replay stops at event #{here} ({what}): {code}: {message}"

@@ -335,6 +335,8 @@ class CharacterDiagnosis:
         archive_orphans: archive events whose entry is lost, or cannot be found for sure.
         server_start: what the memory server's next start does to the folder (``None``: not
             predicted, e.g. the folder could not be listed).
+        blocked_holds: what the blocked event holds, in words (``"every entry"`` when replay stops
+            everything after it), when there is a blocked event.
     """
 
     name: str
@@ -351,6 +353,7 @@ class CharacterDiagnosis:
     compaction_due: bool = False
     archive_orphans: list[ArchiveOrphan] = field(default_factory=list)
     server_start: ServerStart | None = None
+    blocked_holds: str | None = None
 
     def counts(self) -> dict[str, int]:
         if isinstance(self.events, EventList):

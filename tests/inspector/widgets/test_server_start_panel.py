@@ -122,7 +122,10 @@ def test_where_the_server_stops_is_marked_apart_from_our_blocked_event(qtbot, in
     assert "error    Stops at: event #9 (line 10) persona.entry_updated: view_drift:" in text
     assert "it leaves 1 event unapplied" in text
     _assert_actors_apart(window)
-    assert "stops at event #9 (view_drift)" in window.sentinel_bar.label.text()  # ours, in the guarded bar
+    # ours, in the guarded bar: our replay holds only that entry
+    assert "holds persona prom_ref_77aa88bb99cc00dd at event #9 (view_drift); other entries replay" in (
+        window.sentinel_bar.label.text()
+    )
     tl = window.session.timeline()
     assert tl.server_stop_ref() == 9
     assert window.select_ref(9)
