@@ -2,6 +2,8 @@
 
 Replay is in file order: an event cannot be applied without the pending events before it, so
 the preview is the dry run of the tail up to and including the event (``until``), and says so.
+An event replay cannot apply holds the entries it touches; later events of those entries wait
+behind it, and events of other entries still apply (:mod:`journal.holds`).
 The original folder is only read (``journal.dryrun.dry_run`` works on a copy).
 """
 
@@ -43,14 +45,15 @@ def preview_replay(char_dir: str | os.PathLike[str], event: EventInfo) -> Replay
     report = run.report
     reached = event.event_id in report.applied
     before = max(0, len(report.applied) - (1 if reached else 0))
+    own = next((b for b in report.blocks if b.event_id == event.event_id), None)
     stop = report.stopped
-    if stop is not None and stop.event_id == event.event_id:
-        why = REASON_TEXT.get(stop.reason, stop.reason)
-        summary = f"Replay stops at this event: {why} ({stop.message})"
-    elif stop is not None:
+    if own is not None:
+        why = REASON_TEXT.get(own.reason, own.reason)
+        summary = f"Replay cannot apply this event: {why} ({own.message}); it holds the entries it touches."
+    elif event.event_id in report.held and stop is not None:
         summary = (
-            f"Replay stops earlier, at event #{stop.index} ({stop.type}: {stop.reason}), "
-            "so this event would not be applied."
+            "Replay holds this event: an earlier event of the same entry cannot be applied "
+            f"(first: event #{stop.index}, {stop.type}: {stop.reason}), so it waits behind it."
         )
     elif reached:
         others = f" after the {before} pending event{'s' if before != 1 else ''} before it" if before else ""

@@ -85,7 +85,7 @@ def test_a_pending_event_shows_what_replaying_it_would_change(qtbot, loaded):
     assert diff[key]["reinforcement"] == {"before": 15.0, "after": 9.5}
     assert diff["sentinel"]["after"] == window.session.timeline().events.event_id(30)
     _select_event(window, 31)  # blocked: replay stops there
-    qtbot.waitUntil(lambda: "Replay stops at this event" in views.preview_title.text(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "Replay cannot apply this event" in views.preview_title.text(), timeout=WAIT_MS)
     assert "No replay handler" in views.preview_title.text()
 
 
