@@ -53,10 +53,9 @@ from journal.reader import (
 from journal.reconcile import (
     ReconcileHooks,
     Reconciler,
-    ReplayReport,
-    ReplayStop,
     startup_sequence,
 )
+from journal.replayreport import ReplayReport, ReplayStop
 from journal.shards import (
     ARCHIVE_FILE_MAX_ENTRIES,
     PERSONA_ARCHIVE,

@@ -19,7 +19,8 @@ from journal.events import SENTINEL_NAME, now_iso
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
 from journal.park import ParkRecord, record_park
-from journal.reconcile import Reconciler, ReplayReport
+from journal.reconcile import Reconciler
+from journal.replayreport import ReplayReport
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, shard_entry_ids
 from journal.stores import FolderStore
 from journal.views import PERSONA, REFLECTIONS

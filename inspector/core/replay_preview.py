@@ -16,7 +16,7 @@ from typing import Any
 from inspector.core.timeline import REASON_TEXT
 from journal.diagnosis import EventInfo
 from journal.dryrun import FolderDiff, dry_run
-from journal.reconcile import ReplayReport
+from journal.replayreport import ReplayReport
 
 
 @dataclass(slots=True)

@@ -28,7 +28,8 @@ from journal.handlers import HandlerRegistry
 from journal.log import EventLog
 from journal.park import ParkRecord, read_parked, record_park
 from journal.reader import read_journal
-from journal.reconcile import Reconciler, ReplayReport
+from journal.reconcile import Reconciler
+from journal.replayreport import ReplayReport
 from journal.sentinel import locate_sentinel
 from journal.views import read_sentinel
 

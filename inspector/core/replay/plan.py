@@ -23,7 +23,7 @@ from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, entry_ref
 from journal.park import read_parked
 from journal.reader import read_journal
-from journal.reconcile import ReplayReport, ReplayStop
+from journal.replayreport import ReplayReport, ReplayStop
 from journal.sentinel import locate_sentinel
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import read_sentinel
