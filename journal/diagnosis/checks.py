@@ -339,8 +339,17 @@ def check_suspects(c: Character) -> None:
             changed = run_handler(handler, store, payload)
         except ViewDriftError:
             # The entry's text moved on after an applied merge: a correction merge rewrites it
-            # without an event (memory-format §9.5). Normal; it matters only if the merge replays
-            # again, which check_tail (pending) and the server model (a full replay) say.
+            # without an event (memory-format §9.5). Normal, so only info; it matters only if the
+            # merge replays again, which check_tail (pending) and the server model (a full replay) say.
+            findings.add(
+                "view.moved_on",
+                "info",
+                f"event #{i} ({etype}, {events.entries[i]}): the entry's text changed after this applied merge, "
+                "without an event (a correction merge, or a hand edit); normal: nothing replays it unless the "
+                "merge event is replayed again",
+                event_id=eid,
+                file=PERSONA,
+            )
             continue
         except Exception:
             continue  # a corrupt view or shard, or a bad name: their own findings say so

@@ -59,6 +59,7 @@ FINDING_CODES = (
     "server.not_reconciled",
     "server.characters_file",
     "replay.held",
+    "view.moved_on",
 )
 
 #: At most this many findings of one code per character; the rest are summed up in one more.

@@ -712,7 +712,18 @@ def test_a_correction_merge_after_an_applied_merge_is_neither_suspect_nor_drift(
     d = diagnose(tmp_path)
     c = d.characters[0]
     assert c.counts() == counts(applied=9)
-    assert c.findings == []
+    merge = 5  # the applied persona.entry_updated of that entry
+    assert [f.to_json() for f in c.findings] == [
+        finding(
+            "view.moved_on",
+            "info",
+            f"event #{merge} (persona.entry_updated, master/{PERSONA_ENTRY[1]}): the entry's text changed after "
+            "this applied merge, without an event (a correction merge, or a hand edit); normal: nothing replays it "
+            "unless the merge event is replayed again",
+            b.events[merge],
+            "persona.json",
+        )
+    ]
     assert d.worst_severity() == "info"  # check exits 0
     assert c.server_start is not None and c.server_start.replays == 0
 
