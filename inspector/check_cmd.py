@@ -282,7 +282,7 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
     else:
         yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
     if c.server_start is not None:
-        yield from server_start_lines(c.server_start)
+        yield from server_start_lines(c.server_start, journal=c.journal.present)
     yield "  guarded replay (memory-inspector, stricter than the server)"
     s = c.sentinel
     where = f" at event #{s.index}" if s.index is not None else ""
@@ -323,8 +323,9 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
 _CHANGES_SHOWN = 10
 
 
-def server_start_lines(s: ServerStart) -> Iterator[str]:
-    """What the memory server's next start does: printed first, since it happens unless someone acts."""
+def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]:
+    """What the memory server's next start does: printed first, since it happens unless someone acts
+    (``journal``: the folder has a journal; without one its sentinel is not shown)."""
     yield "  memory server's next start (what happens unless someone acts)"
     yield f"    {_one_line(s.summary())}"
     if s.reconciled is False:
@@ -333,7 +334,8 @@ def server_start_lines(s: ServerStart) -> Iterator[str]:
         yield f"    persona ensure  {s.persona[0]}: {_one_line(s.persona[1])}"
     st = s.sentinel
     where = f" at event #{st.index}" if st.index is not None else ""
-    yield f"    its sentinel    {st.state}{where}" + ("" if st.state == "ok" else ": it replays the whole journal")
+    if journal:
+        yield f"    its sentinel    {st.state}{where}" + ("" if st.state == "ok" else ": it replays the whole journal")
     if s.stop is not None:
         at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
         yield (
