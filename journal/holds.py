@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from journal.events import ALL_EVENT_TYPES, EntryKeys
+from journal.serverrules import server_outcome
 
 #: ``("reflection", id)`` or ``("persona", id)``.
 Entry = tuple[str, str]
@@ -71,8 +72,15 @@ def event_entries(event_type: object, payload: Any) -> frozenset[Entry] | None:
 
 def stops_everything(reason: str) -> bool:
     """Whether an event blocked for ``reason`` holds everything after it, whatever it touches:
-    ``corrupt_view`` (the view holds every entry) and ``sentinel_write`` (the round stops)."""
-    return reason in _GLOBAL_REASONS
+    ``corrupt_view`` (the view holds every entry), ``sentinel_write`` (the round stops), and every
+    reason where the memory server does not stop (:func:`journal.serverrules.server_outcome`:
+    ``corrupt_shard``, ``bad_shard_name``).
+
+    The last: a per-entry hold is safe only where the server stops too. The sentinel stays before
+    the held event; a server that moves past it would then apply again every event our replay
+    applied past it (it never reads the applied set), old snapshots over newer views, and end up
+    worse off than with its own rule. Holding everything applies nothing past it, as before."""
+    return reason in _GLOBAL_REASONS or server_outcome(reason) != "stop"
 
 
 class Holds:

@@ -201,29 +201,48 @@ def server_shard_path(char_dir: str | os.PathLike[str], archive: str, basename: 
 _SHARD_READ_MAX = 64 << 20
 
 
-def server_shard_state(char_dir: str | os.PathLike[str], path: str, entry_id: object) -> str:
-    """What the server's archive step finds at ``path`` (§3.5 (d) step 1): ``missing`` (it creates
-    the file), ``holds`` (the id is there: it writes nothing), ``list`` (it appends), ``corrupt``
-    (not a JSON list: it reports no change, keeps the view, and moves on), or ``unknown`` (outside
-    the character folder, or too big: not read, for safety)."""
+def server_shard_state(char_dir: str | os.PathLike[str], path: str, entry_id: object) -> tuple[str, str]:
+    """What the server's archive step finds at ``path`` (§3.5 (d) step 1), and the detail in words:
+
+    - ``missing``: it creates the file (and its folder);
+    - ``holds``: the id is there, it writes nothing;
+    - ``list``: it appends the entry;
+    - ``corrupt``: not JSON, or not a list: it reports no change, keeps the view, and moves on;
+    - ``fails``: the path cannot be opened or written at all (a NUL byte, a name too long, a folder):
+      its handler raises and its replay stops there (not verified against the server's code);
+    - ``unknown``: outside the character folder, or too big: not read, for safety.
+    """
+    if "\x00" in path:
+        return "fails", "the name holds a NUL byte, which no file name can"
     if outside(char_dir, path):
-        return "unknown"
+        return "unknown", "outside the character folder: not read"
     try:
         with fs.open_regular(path) as fh:
             data = fh.read(_SHARD_READ_MAX + 1)
     except FileNotFoundError:
-        return "missing"
-    except OSError:
-        return "corrupt"
+        return "missing", ""
+    except (OSError, ValueError) as exc:
+        return "fails", getattr(exc, "strerror", None) or str(exc)
     if len(data) > _SHARD_READ_MAX:
-        return "unknown"
+        return "unknown", "too big to read"
     try:
         value = loads_exact(data)
     except ValueError:
-        return "corrupt"
+        return "corrupt", "not JSON"
     if not isinstance(value, list):
-        return "corrupt"
-    return "holds" if entry_id in shard_entry_ids(value) else "list"
+        return "corrupt", f"a JSON {type(value).__name__}, not a list"
+    return ("holds" if entry_id in shard_entry_ids(value) else "list"), ""
+
+
+def shard_write_place(char_dir: str | os.PathLike[str], archive: str, path: str) -> str:
+    """Where a shard write the server makes for a payload basename lands (§9.7): ``outside`` the
+    character folder, ``folder`` (inside it, but out of the shard folder: over a view, say), or
+    ``shard_folder`` (in the shard folder, under a name no shard reader reads)."""
+    if outside(char_dir, path):
+        return "outside"
+    if outside(os.path.join(os.path.abspath(char_dir), archive), path):
+        return "folder"
+    return "shard_folder"
 
 
 def outside(char_dir: str | os.PathLike[str], path: str) -> bool:

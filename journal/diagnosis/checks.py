@@ -14,6 +14,7 @@ from typing import Any
 
 from journal import fs
 from journal.appliedset import APPLIED_SET_NAME, applied_beyond, read_applied_set
+from journal.codec import same_json
 from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
@@ -302,6 +303,25 @@ def _hashable(value: object) -> bool:
     return isinstance(value, Hashable) and not isinstance(value, (list, dict))
 
 
+def _merge_evidence_there(folder: Folder, payload: Any) -> bool:
+    """Whether a ``persona.entry_updated``'s evidence and ``merged_from_ids`` are on its entry
+    (the same JSON values), which is what a correction merge leaves: it rewrites the text only."""
+    if not isinstance(payload, dict):
+        return False
+    key, eid = payload.get("entity_key"), payload.get("entry_id")
+    if not (isinstance(key, str) and _hashable(eid)):
+        return False
+    matches = folder.persona_ids.get((key, eid))
+    if not matches:
+        return True  # no entry: the handler changes nothing, so nothing is missing
+    entry = matches[0]
+    return all(
+        same_json(entry.get(k, _ABSENT), payload[k])
+        for k in (*PERSONA_EVIDENCE_KEYS, "merged_from_ids")
+        if k in payload
+    )
+
+
 def check_suspects(c: Character) -> None:
     """The last event of each entry, at or before the sentinel: would its handler still change
     something in the folder as it is now?"""
@@ -337,7 +357,19 @@ def check_suspects(c: Character) -> None:
         eid = events.event_id(i)
         try:
             changed = run_handler(handler, store, payload)
-        except ViewDriftError:
+        except ViewDriftError as exc:
+            if not _merge_evidence_there(folder, payload):
+                # The text does not match, and neither does the merge's evidence: the merge never
+                # reached persona.json (a crash before the save, then a live write moved the
+                # sentinel past it). A correction merge changes the text only.
+                message = (
+                    f"its text hash does not match ({exc}), and the merge's evidence is not on the entry either: "
+                    "the merge may never have been applied (a crash before persona.json was saved, then a live "
+                    "write moved the sentinel past it); a correction merge changes the text only (a heuristic)"
+                )
+                events.set_state(i, "suspect", "view_differs", message)
+                findings.add("event.suspect", "warning", f"event #{i} ({etype}): {message}", event_id=eid, file=PERSONA)
+                continue
             # The entry's text moved on after an applied merge: a correction merge rewrites it
             # without an event (memory-format §9.5). Normal, so only info; it matters only if the
             # merge replays again, which check_tail (pending) and the server model (a full replay) say.

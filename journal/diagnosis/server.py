@@ -34,6 +34,7 @@ from journal.serverrules import (
     server_reader,
     server_shard_path,
     server_shard_state,
+    shard_write_place,
     without_shard,
 )
 from journal.views import PERSONA
@@ -168,13 +169,15 @@ def _apply(
     target = archive_target(ev.type, payload) if outcome == "write" and isinstance(payload, dict) else None
     if target is not None and isinstance(target.shard, str):
         path = server_shard_path(c.dir, target.archive, target.shard)
-        found = server_shard_state(c.dir, path, target.entry_id)
+        found, detail = server_shard_state(c.dir, path, target.entry_id)
+        if found == "fails":
+            return "handler_error", f"the server's write of {relpath_or_abs(c.dir, path)!r} fails: {detail}"
         if found == "corrupt":
             outcome = "pass"  # what the name leads to is no list: as a corrupt shard
         else:
             if found != "holds":
                 s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
-                s.stray.append(relpath_or_abs(c.dir, path))
+                s.stray.append((relpath_or_abs(c.dir, path), shard_write_place(c.dir, target.archive, path)))
             stripped = without_shard(payload)
             store.focus(stripped)
             reason = try_apply(c.registry, store, ev.type, stripped)[0]
@@ -322,15 +325,20 @@ def _replay_findings(c: Character, s: ServerStart) -> None:
             "the sentinel past the event, so no later start retries it; our guarded replay pauses there instead",
             event_id=c.events.event_id(index),
         )
-    for path in s.stray:
-        out = next((o for p, o in s.writes if p == path), False)
-        where = "outside the character folder" if out else "outside its shard folder, inside the character folder"
+    for path, place in s.stray:
+        where = {
+            "outside": "outside the character folder: an archive event names a shard basename that leads out of it",
+            "folder": "outside its shard folder, inside the character folder: an archive event names a shard "
+            "basename that leads out of the shard folder",
+            "shard_folder": "in the shard folder, under a name that is not a shard basename (no shard reader reads "
+            "it, so the archived entry is out of reach)",
+        }[place]
         add(
             "server.writes_outside",
             "error",
-            f"the memory server's next start writes {path}, {where}: an archive event names a shard basename that "
-            "leads out of its shard folder, and the server does not check it; do not start the server on this folder",
-            file=path,
+            f"the memory server's next start writes {path!r}, {where}; the server does not check the name: do not "
+            "start the server on this folder",
+            file=None if place == "outside" else path,
         )
     dups = [d for d in c.defects if d.kind == "duplicate_event_id"]
     if dups:

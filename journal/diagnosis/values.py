@@ -228,7 +228,8 @@ class ServerStart:
         passed: archive events it moves past although their shard is corrupt (our replay pauses).
         changes: entries its replay changes (at most 100), and ``changes_total``.
         writes: files it writes: ``(path, outside)``; paths inside the folder are relative.
-        stray: the writes of shards whose payload basename leads out of the shard folder.
+        stray: the shard writes whose payload basename is not a shard basename: ``(path, place)``,
+            ``place`` from :func:`journal.serverrules.shard_write_place`.
         persona_events: how many ``persona.*`` records its replay runs.
         start_index: our index of the first event its replay reaches (``None``: none, or not known).
         hidden_lines: lines whose event its reader cannot see (glued onto a torn fragment).
@@ -251,7 +252,7 @@ class ServerStart:
     unapplied: int = 0
     outbox: int = 0
     notes: list[str] = field(default_factory=list)
-    stray: list[str] = field(default_factory=list)
+    stray: list[tuple[str, str]] = field(default_factory=list)
     persona_events: int = 0
     start_index: int | None = None
     hidden_lines: frozenset[int] = frozenset()
@@ -304,7 +305,7 @@ class ServerStart:
                 "applied": self.applied,
                 "stops": None if self.stop is None else self.stop.to_json(),
                 "passed_corrupt_shards": list(self.passed),
-                "stray_shard_writes": list(self.stray),
+                "stray_shard_writes": [{"path": p, "place": w} for p, w in self.stray],
             },
             "changes": [c.to_json() for c in self.changes],
             "changes_total": self.changes_total,

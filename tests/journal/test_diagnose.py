@@ -432,8 +432,13 @@ def test_corrupt_shard_blocks_replay(tmp_path: Path) -> None:
         },
         events=[ev(b, 9, "reflection.state_changed", "blocked", "corrupt_shard")],
         findings=[
-            pending_finding(b, 1, 9, "; replay holds 1 of them, from event #9 (corrupt_shard)"),
-            held_blocked(b, 9, "reflection.state_changed", "corrupt_shard", message, f"reflection {REFLECTION_IDS[3]}"),
+            pending_finding(b, 1, 9, "; replay stops at event #9 (corrupt_shard)"),
+            finding(
+                "replay.blocked",
+                "error",
+                f"replay stops at event #9 (reflection.state_changed): corrupt_shard: {message}",
+                event,
+            ),
             finding("shard.corrupt", "error", message, None, f"reflection_archive/{b.notes['shard']}"),
             # memory-format §3.5 (d), §9.7: the server treats the corrupt shard as full and moves on
             finding(
@@ -443,7 +448,6 @@ def test_corrupt_shard_blocks_replay(tmp_path: Path) -> None:
                 "sentinel past the event, so no later start retries it; our guarded replay pauses there instead",
                 event,
             ),
-            held(b, 9, "reflection.state_changed", "corrupt_shard", f"reflection {REFLECTION_IDS[3]}"),
         ],
     )
     assert diagnose(tmp_path).to_json() == doc(tmp_path, expected)
@@ -469,9 +473,12 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
         },
         events=[ev(b, 9, "reflection.state_changed", "blocked", "bad_shard_name")],
         findings=[
-            pending_finding(b, 1, 9, "; replay holds 1 of them, from event #9 (bad_shard_name)"),
-            held_blocked(
-                b, 9, "reflection.state_changed", "bad_shard_name", message, f"reflection {REFLECTION_IDS[3]}"
+            pending_finding(b, 1, 9, "; replay stops at event #9 (bad_shard_name)"),
+            finding(
+                "replay.blocked",
+                "error",
+                f"replay stops at event #9 (reflection.state_changed): bad_shard_name: {message}",
+                event,
             ),
             finding(
                 "shard.bad_name",
@@ -484,13 +491,12 @@ def test_hostile_shard_basename_blocks_replay_and_writes_nothing_anywhere(tmp_pa
             finding(
                 "server.writes_outside",
                 "error",
-                f"the memory server's next start writes {escaped}, outside the character folder: an archive event "
-                "names a shard basename that leads out of its shard folder, and the server does not check it; "
-                "do not start the server on this folder",
+                f"the memory server's next start writes {escaped!r}, outside the character folder: an archive event "
+                "names a shard basename that leads out of it; the server does not check the name: do not start the "
+                "server on this folder",
                 None,
-                escaped,
+                None,
             ),
-            held(b, 9, "reflection.state_changed", "bad_shard_name", f"reflection {REFLECTION_IDS[3]}"),
         ],
     )
     outside = folders.tree_snapshot(tmp_path)

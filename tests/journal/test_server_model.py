@@ -89,14 +89,18 @@ def ok(event_id: str, index: int) -> dict[str, Any]:
 
 
 def replay(
-    events: int = 0, applied: int = 0, stops: Any = None, passed: list[int] | None = None, stray: tuple[str, ...] = ()
+    events: int = 0,
+    applied: int = 0,
+    stops: Any = None,
+    passed: list[int] | None = None,
+    stray: tuple[tuple[str, str], ...] = (),
 ) -> dict[str, Any]:
     return {
         "events": events,
         "applied": applied,
         "stops": stops,
         "passed_corrupt_shards": passed or [],
-        "stray_shard_writes": list(stray),
+        "stray_shard_writes": [{"path": p, "place": w} for p, w in stray],
     }
 
 
@@ -619,15 +623,15 @@ def test_row_hostile_shard_basename_is_written_where_it_leads(tmp_path: Path) ->
     c = only(root)
     assert server_start(c) == start(
         ok(b.events[8], 8),
-        replay=replay(1, 1, stray=(escaped,)),
+        replay=replay(1, 1, stray=((escaped, "outside"),)),
         changes=[change(REFLECTIONS, REFLECTION_IDS[3], removed=True)],
         changes_total=1,
         writes=writes(SENTINEL_NAME, REFLECTIONS, outside=(escaped,)),
         summary="the memory server's next start replays 1 event, changes 1 entry, writes outside the folder",
     )
     [f] = server_findings(c)
-    assert (f.code, f.severity, f.file) == ("server.writes_outside", "error", escaped)
-    assert f"writes {escaped}, outside the character folder" in f.message
+    assert (f.code, f.severity, f.file) == ("server.writes_outside", "error", None)  # file: inside the folder only
+    assert f"writes {escaped!r}, outside the character folder" in f.message
     assert "do not start the server" in f.message
     assert not (tmp_path / "escaped.json").exists()
 
@@ -658,7 +662,7 @@ def test_row_hostile_basename_onto_a_view_inside_the_folder_is_reported(tmp_path
     _pending_archive_named(tmp_path, "../facts.json")
     c = only(tmp_path)
     s = server_start(c)
-    assert s["replay"] == replay(1, 1, stray=("facts.json",))
+    assert s["replay"] == replay(1, 1, stray=(("facts.json", "folder"),))
     assert {"path": "facts.json", "outside": False} in s["writes"]
     [f] = [f for f in server_findings(c) if f.code == "server.writes_outside"]
     assert f.severity == "error" and f.file == "facts.json"
@@ -745,3 +749,33 @@ def test_every_fixture_journal_is_in_the_server_format(tmp_path: Path) -> None:
         b = build(tmp_path)
         if (b.path / JOURNAL_NAME).exists():
             assert_server_format(b.path / JOURNAL_NAME)
+
+
+@pytest.mark.parametrize(
+    ("basename", "place"),
+    [
+        ("..∕..∕x.json", "shard_folder"),  # U+2215 DIVISION SLASH: one name inside the shard folder
+        ("2026-05-02_١٢345678.json", "shard_folder"),  # Arabic-Indic digits: not a shard basename
+        ("\u202e../x.json", "shard_folder"),  # a folder named by a right-to-left override, then ..
+    ],
+)
+def test_row_a_non_shard_name_inside_the_shard_folder_is_called_so(tmp_path: Path, basename: str, place: str) -> None:
+    _pending_archive_named(tmp_path, basename)
+    c = only(tmp_path)
+    s = server_start(c)
+    [stray] = s["replay"]["stray_shard_writes"]
+    assert stray["place"] == place
+    [f] = [f for f in server_findings(c) if f.code == "server.writes_outside"]
+    assert "in the shard folder, under a name that is not a shard basename" in f.message
+
+
+@pytest.mark.parametrize("basename", ["n\x00.json", "x" * 5000 + ".json", ".", ".."])
+def test_row_a_name_the_server_cannot_write_stops_its_replay(tmp_path: Path, basename: str) -> None:
+    # A NUL byte, a name too long, the shard folder itself or the character folder: the server's
+    # create fails, so its handler raises and its replay stops there (never a crash of ours).
+    _pending_archive_named(tmp_path, basename)
+    c = only(tmp_path)
+    s = server_start(c)
+    assert s["replay"]["stops"] is not None and s["replay"]["stops"]["reason"] == "handler_error"
+    assert "fails" in s["replay"]["stops"]["message"]
+    assert [f.code for f in server_findings(c)] == ["server.replay_stops"]
