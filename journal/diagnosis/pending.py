@@ -172,9 +172,9 @@ def _wedge_findings(c: Character, result: TailResult) -> None:
             f"guarded replay holds {_entries_text(hold.entries)} at event #{hold.index} ({events.type(hold.index)}, "
             f"ts {ts}) since it cannot apply it ({events[hold.index].reason}); {hold.behind} later event"
             f"{'s' if hold.behind != 1 else ''} of {'that entry' if len(hold.entries) == 1 else 'those entries'} "
-            "wait behind it, and events of other entries still replay. The sentinel stays before it until it "
-            f"applies or a person parks it (memory-inspector replay PATH --character {c.diag.name} --park "
-            f"{events.event_id(hold.index)})",
+            f"{'waits' if hold.behind == 1 else 'wait'} behind it, and events of other entries still replay. "
+            "The sentinel stays before it until it applies or a person parks it "
+            f"(memory-inspector replay PATH --character {c.diag.name} --park {events.event_id(hold.index)})",
             event_id=events.event_id(hold.index),
         )
 
@@ -199,7 +199,7 @@ def check_pending(c: Character) -> None:
             if result.applies:
                 tail += f", and replays the {result.applies} of other entries"
     else:
-        tail = "; the next startup replays them"
+        tail = "; our guarded replay applies them (what the memory server's start does: server_start)"
     c.findings.add(
         "tail.pending",
         "warning",

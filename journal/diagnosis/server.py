@@ -69,6 +69,8 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     for index, record, ev in _records_from(c, reader, start, floor):
         todo += 1
         if s.stop is not None:
+            if ev is not None and ev.event_id in c.applied:
+                s.ours_past_stop += 1
             continue
         if ev is None:  # the line changed under us: the server would meet something else
             continue
@@ -313,6 +315,12 @@ def _replay_findings(c: Character, s: ServerStart) -> None:
             f"the memory server's next start stops at {_where(s.stop)} ({s.stop.type or '(missing type)'}: "
             f"{s.stop.reason}) after applying {s.applied}"
             + (f"; the {left} after it stay unapplied" if left > 0 else "")
+            + (
+                f" by it ({s.ours_past_stop} of them our guarded replay already applied, so their effect is in the "
+                "views)"
+                if s.ours_past_stop
+                else ""
+            )
             + f", and its next live write moves the sentinel past {'them' if left > 0 else 'it'} for good "
             "(memory-format §9.6)",
             event_id=s.stop.event_id,

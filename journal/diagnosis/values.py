@@ -233,6 +233,8 @@ class ServerStart:
         persona_events: how many ``persona.*`` records its replay runs.
         start_index: our index of the first event its replay reaches (``None``: none, or not known).
         hidden_lines: lines whose event its reader cannot see (glued onto a torn fragment).
+        ours_past_stop: records after where it stops that our guarded replay already applied (the
+            applied set): unapplied by the server's start, but their effect is in the views.
         unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
         outbox: pending outbox operations it starts in the background (not awaited).
         notes: the server's side of each deliberate difference that applies to this folder.
@@ -256,6 +258,7 @@ class ServerStart:
     persona_events: int = 0
     start_index: int | None = None
     hidden_lines: frozenset[int] = frozenset()
+    ours_past_stop: int = 0
 
     def applies(self, index: int, line: int) -> bool:
         """Whether its replay applies our event ``index`` (on journal ``line``): at or after where

@@ -113,7 +113,8 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     {
                         "code": "tail.pending",
                         "severity": "warning",
-                        "message": "2 events after the sentinel are not applied yet; the next startup replays them",
+                        "message": "2 events after the sentinel are not applied yet; our guarded replay applies them "
+                        "(what the memory server's start does: server_start)",
                         "event_id": b.ids["tail1"],
                         "file": None,
                     }
@@ -323,8 +324,9 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         "  findings (4)",
         "   about the memory server's next start",
         "    error    server.replay_stops       the memory server's next start stops at event #9 "
-        "(reflection.surfaced: no_handler) after applying 0; the 1 after it stay unapplied, and its next live "
-        f"write moves the sentinel past them for good (memory-format §9.6)  [event {legacy}]",
+        "(reflection.surfaced: no_handler) after applying 0; the 1 after it stay unapplied by it (1 of them our "
+        "guarded replay already applied, so their effect is in the views), and its next live write moves the "
+        f"sentinel past them for good (memory-format §9.6)  [event {legacy}]",
         "   about the folder and guarded replay",
         "    warning  tail.pending              1 event after the sentinel is not applied yet; replay holds 1 of "
         f"them, from event #9 (no_handler)  [event {legacy}]",

@@ -173,7 +173,7 @@ def reference_stop(b: Built) -> tuple[int, str, str]:
 
 
 def pending_finding(b: Built, n: int, first: int, stop: str = "") -> dict[str, Any]:
-    tail = stop or "; the next startup replays them"
+    tail = stop or "; our guarded replay applies them (what the memory server's start does: server_start)"
     return finding(
         "tail.pending",
         "warning",
@@ -249,8 +249,8 @@ def test_paused_on_an_unregistered_legacy_type(tmp_path: Path) -> None:
                 "server.replay_stops",
                 "error",
                 "the memory server's next start stops at event #9 (reflection.surfaced: no_handler) after applying "
-                "0; the 1 after it stay unapplied, and its next live write moves the sentinel past them for good "
-                "(memory-format §9.6)",
+                "0; the 1 after it stay unapplied by it (1 of them our guarded replay already applied, so their effect "
+                "is in the views), and its next live write moves the sentinel past them for good (memory-format §9.6)",
                 b.ids["legacy"],
             ),
             held(b, 9, "reflection.surfaced", "no_handler", entries),
