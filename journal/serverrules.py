@@ -13,11 +13,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from journal import fs
 from journal.codec import loads_exact
+from journal.sentinel import SentinelInfo, locate_sentinel
 from journal.shards import shard_entry_ids
+from journal.views import SentinelRead
 
 #: Where the server's list of characters lives, relative to the memory root (§9.1).
 CHARACTERS_RELPATH = os.path.join("..", "config", "characters.json")
@@ -170,6 +172,43 @@ def server_reader(defects: Iterable[Any]) -> ServerReader:
             extra.append(ServerRecord(d.event_id, d.offset, d.line))
     extra.sort(key=lambda r: r.offset)
     return ServerReader(frozenset(hidden), tuple(extra))
+
+
+class EventPositions(Protocol):
+    """Where our reader's events are (what :class:`journal.diagnosis.EventList` offers)."""
+
+    def __len__(self) -> int: ...
+    def index_of(self, event_id: str) -> int | None: ...
+    def line(self, i: int) -> int: ...
+    def offset(self, i: int) -> int: ...
+
+
+def server_sentinel(
+    sentinel: SentinelRead, ours: SentinelInfo, events: EventPositions, reader: ServerReader
+) -> tuple[SentinelInfo, int, int]:
+    """The sentinel as the server's reader finds it (§3.2, §9.3): our one rule
+    (:func:`journal.sentinel.locate_sentinel`) over the records the server sees. Returns it, our
+    index its replay starts from, and the byte offset its replay starts after.
+
+    The first record with the id wins. When our reader's first match is a line the server cannot
+    see (glued), the server finds the id only in a later copy, if there is one; else it replays
+    the whole journal."""
+    if ours.state == "ok" and ours.index is not None and events.line(ours.index) not in reader.hidden_lines:
+        info = ours  # our reader found it, and the server's sees that line: the same first match
+    else:
+
+        def index_of(event_id: str) -> int | None:
+            i = events.index_of(event_id)
+            return i if i is not None and events.line(i) not in reader.hidden_lines else None
+
+        info = locate_sentinel(sentinel, index_of)
+    if info.state == "ok" and info.index is not None:
+        return info, info.index + 1, events.offset(info.index) + 1
+    dup = next((r for r in reader.duplicates if r.event_id == info.event_id), None)
+    if info.state == "unknown_id" and dup is not None:
+        nxt = next((i for i in range(len(events)) if events.offset(i) > dup.offset), len(events))
+        return SentinelInfo("ok", info.event_id, None), nxt, dup.offset + 1
+    return info, 0, 0
 
 
 # -- §3.5 (d)/(e), §9.7: archive handlers without our checks ------------------------------------------

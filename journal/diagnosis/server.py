@@ -18,7 +18,6 @@ from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import archive_target, try_apply
 from journal.reader import events_at, iter_journal_from
-from journal.sentinel import SentinelInfo, locate_sentinel
 from journal.serverrules import (
     CharacterList,
     ServerReader,
@@ -32,6 +31,7 @@ from journal.serverrules import (
     relpath_or_abs,
     server_outcome,
     server_reader,
+    server_sentinel,
     server_shard_path,
     server_shard_state,
     shard_write_place,
@@ -60,7 +60,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         s.sentinel = c.diag.sentinel
         return s
     reader = server_reader(c.defects)
-    s.sentinel, start, floor = _server_sentinel(c, reader)
+    s.sentinel, start, floor = server_sentinel(c.sentinel_read, c.diag.sentinel, c.events, reader)
     s.hidden_lines = reader.hidden_lines
     s.start_index = start if start < len(c.events) else None
     store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
@@ -93,33 +93,6 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         if len(s.changes) < MAX_CHANGES:
             s.changes.append(change)
     return s
-
-
-def _server_sentinel(c: Character, reader: ServerReader) -> tuple[SentinelInfo, int, int]:
-    """The sentinel as the server's reader finds it, our index its replay starts from, and the byte
-    offset it starts after (memory-format §3.2, §9.3): our one rule (:func:`locate_sentinel`),
-    over the server's records."""
-    events = c.events
-
-    def index_of(event_id: str) -> int | None:
-        i = events.index_of(event_id)
-        if i is not None and events.line(i) not in reader.hidden_lines:
-            return i
-        return None
-
-    ours = c.diag.sentinel
-    if ours.state == "ok" and ours.index is not None and events.line(ours.index) not in reader.hidden_lines:
-        info = ours  # our reader found it, and the server's sees that line: the same first match
-    else:
-        info = locate_sentinel(c.sentinel_read, index_of)
-    if info.state == "ok" and info.index is not None:
-        return info, info.index + 1, events.offset(info.index) + 1
-    dup = next((r for r in reader.duplicates if r.event_id == info.event_id), None)
-    if info.state == "unknown_id" and dup is not None:
-        # Only a later copy of that id is visible to the server: replay goes on after it.
-        nxt = next((i for i in range(len(events)) if events.offset(i) > dup.offset), len(events))
-        return SentinelInfo("ok", info.event_id, None), nxt, dup.offset + 1
-    return info, 0, 0
 
 
 def _records_from(
@@ -175,7 +148,7 @@ def _apply(
         if found == "fails":
             return "handler_error", f"the server's write of {relpath_or_abs(c.dir, path)!r} fails: {detail}"
         if found == "corrupt":
-            outcome = "pass"  # what the name leads to is no list: as a corrupt shard
+            outcome = server_outcome("corrupt_shard")  # what the name leads to is no list: a corrupt shard
         else:
             if found != "holds":
                 s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
