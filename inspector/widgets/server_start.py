@@ -1,6 +1,6 @@
 """The memory server's next start, per character: what happens to the folder unless someone acts.
 
-The window says two things, each with its actor (README, "Every verdict names its actor"): first
+The window says two things, each with its actor (README: "What the memory server's next start does"): first
 this panel, *the memory server's next start* (``CharacterDiagnosis.server_start`` and the
 ``server.*`` findings, memory-format §9), then the sentinel bar, *our guarded replay*. Neither may
 pass for the other, so every line here names the server, and the panel's title says so.

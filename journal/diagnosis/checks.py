@@ -159,6 +159,10 @@ def check_unhandled_orphans(c: Character) -> None:
     record's known limitation)."""
     events, sindex = c.events, c.sindex
     c.events.fill_states(sindex)
+    for eid in sorted(c.parked.ids):
+        k = events.index_of(eid)
+        if k is not None and k <= sindex:
+            events.set_state(k, "applied", "parked", PARKED_MESSAGE)  # gone past, never applied
     if sindex < 0:
         return
     handled = c.registry.names()

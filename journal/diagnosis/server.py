@@ -190,14 +190,13 @@ def check_server_start(c: Character, s: ServerStart) -> None:
     our guarded replay would do (README: Where we deliberately differ from the memory server)."""
     add = c.findings.add
     if s.characters_file is not None and s.reconciled is None:
-        add("server.characters_file", "warning", f"{s.characters_file} {_characters_error(c)}", file=s.characters_file)
+        add("server.characters_file", "warning", f"{s.characters_file} {_characters_error(c)}")
     if s.reconciled is False:
         add(
             "server.not_reconciled",
             "info",
             f"{c.diag.name} is not listed in {s.characters_file}: the memory server never reconciles it "
             "(its outbox still runs, if it has one)",
-            file=s.characters_file,
         )
         s.notes.append("not reconciled: the character is not in characters.json")
         return

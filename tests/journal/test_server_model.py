@@ -467,7 +467,10 @@ def test_only_characters_listed_in_characters_json_are_reconciled(tmp_path: Path
         summary="the memory server does not reconcile this character (not in its characters.json)",
     )
     [f] = server_findings(unlisted)
-    assert (f.code, f.severity, f.file) == ("server.not_reconciled", "info", str(listing))
+    # findings[].file is relative to the character folder: characters.json is outside it, so it is named
+    # in the message (and in server_start.characters_file) only
+    assert (f.code, f.severity, f.file) == ("server.not_reconciled", "info", None)
+    assert str(listing) in f.message
     assert "pending-tail is not listed in" in f.message and "never reconciles it" in f.message
     # A character folder as PATH finds the same file (its parent is the memory root).
     assert server_start(only(root / "pending-tail"))["reconciled"] is False
@@ -511,7 +514,7 @@ def test_an_unusable_characters_json_is_a_warning_and_every_character_is_predict
         s = server_start(c)
         assert (s["reconciled"], s["characters_file"]) == (None, str(listing))
         [f] = [f for f in server_findings(c) if f.code == "server.characters_file"]
-        assert (f.severity, f.file) == ("warning", str(listing))
+        assert (f.severity, f.file) == ("warning", None)
         assert f.message.startswith(str(listing)) and words in f.message
     # Without any characters.json nothing is known, and nothing is said.
     (listing.rmdir() if content is None else listing.unlink())
@@ -779,3 +782,34 @@ def test_row_a_name_the_server_cannot_write_stops_its_replay(tmp_path: Path, bas
     assert s["replay"]["stops"] is not None and s["replay"]["stops"]["reason"] == "handler_error"
     assert "fails" in s["replay"]["stops"]["message"]
     assert [f.code for f in server_findings(c)] == ["server.replay_stops"]
+
+
+def test_row_the_wedge_the_server_stops_at_the_held_event_and_ignores_the_applied_set(tmp_path: Path) -> None:
+    b = folders.wedged_merge(tmp_path)
+    c = only(tmp_path)
+    s = server_start(c)
+    assert s["sentinel"] == ok(b.events[8], 8)  # the sentinel stays just before the held merge
+    assert s["replay"]["events"] == 3 and s["replay"]["applied"] == 0
+    assert (s["replay"]["stops"]["index"], s["replay"]["stops"]["reason"]) == (9, "view_drift")
+    stops = next(f for f in server_findings(c) if f.code == "server.replay_stops")
+    assert "1 of them our guarded replay already applied" in stops.message
+    held = [f for f in c.findings if f.code == "replay.held"]
+    assert [(f.severity, f.event_id) for f in held] == [("error", b.ids["wedge"])]
+    assert (b.path / "events_applied_set.json").exists()  # ours only; the server never reads it
+
+
+def test_row_park_after_a_park_the_server_goes_on_from_past_the_parked_event(tmp_path: Path) -> None:
+    from journal.log import EventLog
+    from journal.park import ParkRecord, record_park
+    from journal.reconcile import Reconciler
+
+    b = folders.wedged_merge(tmp_path)
+    wedge = b.ids["wedge"]
+    record_park(b.path, ParkRecord(wedge, "persona.entry_updated", 9, 10, "", "2026-05-01T10:00:00", "t", "h", "test"))
+    Reconciler(EventLog(tmp_path)).reconcile(b.name)
+    c = only(tmp_path)
+    assert server_start(c) == start(ok(b.events[-1], len(b.events) - 1))  # nothing left for the server
+    assert [f.code for f in c.findings if f.code.startswith(("replay.", "server."))] == []
+    parked = next(e for e in c.events if e.event_id == wedge)
+    assert (parked.state, parked.reason) == ("applied", "parked")
+    assert not (b.path / "events_applied_set.json").exists()

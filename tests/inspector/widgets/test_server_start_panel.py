@@ -234,3 +234,18 @@ def test_a_live_rediagnosis_carries_a_fresh_prediction(qtbot, inspector_window, 
     assert tl.server_start is delta.server_start
     assert "from the start of the journal" in window.server_panel.plain_text()
 
+
+
+def test_the_wedge_shows_as_our_replays_error_beside_the_servers_stop(qtbot, inspector_window, root):  # noqa: F811
+    built = fixtures.wedged_merge(root)
+    window = _open(qtbot, inspector_window, root / built.name)
+    findings = window.session.findings_model
+    rows = {findings.index(r, 1).data(): findings.index(r, 0).data() for r in range(findings.rowCount())}
+    assert rows.get("replay.held") == "error"  # ours: the wedge, with the entry held and since when
+    assert rows.get("server.replay_stops") == "error"  # the server's: its start stops there for good
+    held = next(f for f in window.session.timeline().diagnosis.findings if f.code == "replay.held")
+    assert f"--park {built.ids['wedge']}" in held.message and "ts " in held.message
+    # our bar names the entry it holds; the server's panel says where the server stops
+    assert "holds persona" in _guarded_text(window) and "other entries replay" in _guarded_text(window)
+    assert "Stops at: event #9" in window.server_panel.plain_text()
+    assert row_health(_row(window, built.name)) == "blocked"
