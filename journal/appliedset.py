@@ -24,7 +24,15 @@ ignored: the sentinel is the authority, and replay from it is what the server do
 
 An id in ``applied`` is not run again, unless an earlier event sharing one of its entries is
 applied in the same round (a held event that became applicable): then it runs again after that
-one, so the newest payload for each entry still wins (:meth:`journal.Reconciler.reconcile`).
+one, so the newest payload for each entry still wins. :class:`Rerun` is the one home of that rule
+(the reconciler and the diagnosis both ask it).
+
+The sentinel only ever names an event the memory server's reader can see (memory-format §9.3):
+an event our reader recovers from a glued line is invisible to the server, and a sentinel naming
+it would make the server's next start replay the whole journal, rolling evidence back.
+:class:`SentinelRun` is the one home of where the sentinel goes over a run of settled events:
+never onto such an event; the invisible applied events after the last visible one are recorded
+here instead (the server skips them anyway, since it cannot see them).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from journal import fs
 from journal.codec import dumps_view, loads_exact
@@ -41,7 +50,14 @@ from journal.events import is_unicode, now_iso
 from journal.stores import Confinement
 from journal.views import SentinelRead, read_sentinel
 
+if TYPE_CHECKING:
+    from journal.holds import Entry
+
 APPLIED_SET_NAME = "events_applied_set.json"
+
+#: A larger file is not read (``refused``): a set of 1.5 million ids is about this size, and
+#: replay shrinks the set whenever the sentinel moves.
+APPLIED_SET_MAX_BYTES = 64 << 20
 
 #: The states :func:`read_applied_set` gives.
 APPLIED_SET_STATES = ("missing", "ok", "malformed", "refused")
@@ -54,7 +70,8 @@ class AppliedSet:
     Attributes:
         state: ``missing``; ``ok``; ``malformed`` (not JSON, or a field of the wrong type:
             ignored, as if missing); ``refused`` (a link leading out of the character folder,
-            not a regular file, or unreadable: never read).
+            not a regular file, unreadable, or larger than :data:`APPLIED_SET_MAX_BYTES`: never
+            read).
         after, after_ts: the sentinel id and ``ts`` the record is bound to.
         applied: ids applied past the sentinel, in journal order.
         ts: when the record was written.
@@ -117,13 +134,20 @@ def read_applied_set(char_dir: str | os.PathLike[str], sentinel: SentinelRead | 
         path = Confinement(cd).view_path(APPLIED_SET_NAME)
     except ViewCorruptError as exc:
         return AppliedSet("refused", message=str(exc), sentinel=sentinel)
+    limit = APPLIED_SET_MAX_BYTES
     try:
         with fs.open_regular(path) as fh:
-            data = fh.read()
+            data = fh.read(limit + 1)
     except FileNotFoundError:
         return AppliedSet("missing", sentinel=sentinel)
     except OSError as exc:
-        return AppliedSet("refused", message=f"cannot read: {exc.strerror or exc}", sentinel=sentinel)
+        return AppliedSet(
+            "refused", message=f"{APPLIED_SET_NAME} cannot be read: {exc.strerror or exc}", sentinel=sentinel
+        )
+    if len(data) > limit:
+        return AppliedSet(
+            "refused", message=f"{APPLIED_SET_NAME} is larger than {limit:,} bytes; not read", sentinel=sentinel
+        )
     return _parse(data, sentinel)
 
 
@@ -188,3 +212,122 @@ def remove_applied_set(char_dir: str | os.PathLike[str]) -> bool:
         return False
     fs.remove_file(path)
     return True
+
+
+class Rerun:
+    """Which events of the valid applied set run again in one pass over the journal, in file
+    order: the one home of "an applied-set event runs again when an earlier event sharing one of
+    its entries is applied in this round".
+
+    The rule, for an event of the applied set (entries from :func:`journal.holds.event_entries`):
+
+    * It is **skipped** (already applied; limit (a): a later start never applies again an event it
+      already applied), unless an event earlier in this pass that shares one of its entries ran
+      (its handler returned): that one put an older payload over the entry, so this one **runs
+      again** after it and the newest payload for each entry still wins.
+    * A re-run counts as a run: its payload is older than later applied-set events of its
+      entries, so they run again too.
+    * Entries unknown (``None``) on either side re-run nothing. An event whose payload names no
+      entry is nobody's newest payload, and it cannot have overwritten an entry: each of the five
+      handlers returns before it loads a view when the payload names no entry (and a type outside
+      them has no handler, so it never runs). So an applied-set event of unknown entries is always
+      skipped, never re-run, and holds nothing (it is applied; only an event that is run can be
+      held), and a run event of unknown entries makes nothing run again. Re-running on "anything
+      earlier ran" instead would apply an already-applied snapshot again for nothing (limit (a)).
+
+    Args:
+        applied: the ids the valid applied set names (:func:`applied_beyond`).
+
+    Attributes:
+        applied: those ids (the reconciler adds the ones a live write records during the pass).
+    """
+
+    __slots__ = ("_ran", "applied")
+
+    def __init__(self, applied: Iterable[str] = ()) -> None:
+        self.applied: set[str] = set(applied)
+        self._ran: set[Entry] = set()
+
+    def __contains__(self, event_id: object) -> bool:
+        return event_id in self.applied
+
+    def add(self, event_ids: Iterable[str]) -> None:
+        """More ids applied past the sentinel (a live write recorded itself during the pass)."""
+        self.applied.update(event_ids)
+
+    def admit_applied(self, event_id: str, entries: frozenset[Entry] | None) -> bool:
+        """Whether event ``event_id``, touching ``entries``, is skipped as already applied.
+
+        ``True``: it is in the applied set and nothing of its entries ran earlier in this pass:
+        skip it (it counts as applied). ``False``: it is not in the applied set (hold or run it as
+        any other event), or it must run again.
+        """
+        if event_id not in self.applied:
+            return False
+        return entries is None or self._ran.isdisjoint(entries)
+
+    def note_applied(self, event_id: str, entries: frozenset[Entry] | None) -> None:
+        """Event ``event_id``'s handler ran in this pass (first run or re-run); ``entries`` are
+        the entries it touches (``None``: unknown, which re-runs nothing)."""
+        del event_id  # the rule is per entry; the id is taken for symmetry with admit_applied
+        if entries is not None:
+            self._ran.update(entries)
+
+
+class SentinelRun:
+    """Where the sentinel goes over a run of settled events (applied, already applied, parked)
+    from it: the one home of "the sentinel only ever names an event the memory server's reader
+    can see" (memory-format §9.3; what it cannot see: :func:`journal.serverrules.server_reader`).
+
+    Over a visible settled event the sentinel advances as before. An invisible one (recovered
+    from a glued line) is never named: the sentinel stays at the last visible settled event, and
+    the invisible applied ones after it are recorded in the applied set, so our library never
+    applies them again; the server skips them anyway, since it cannot see them.
+
+    Start one with :func:`sentinel_run`.
+
+    Attributes:
+        at: where the sentinel goes: the last visible settled event (or where the run started).
+        invisible: applied events after ``at`` the server cannot see, in order: they go into the
+            applied set bound to the sentinel at ``at``.
+    """
+
+    __slots__ = ("at", "invisible")
+
+    def __init__(self, at: str | None, invisible: Iterable[str] = ()) -> None:
+        self.at = at
+        self.invisible: list[str] = list(invisible)
+
+    def settle(self, event_id: str, *, applied: bool, visible: bool) -> bool:
+        """The next event of the run is settled (``applied``: applied or already applied; else
+        parked). Returns whether the sentinel may now name it."""
+        if visible:
+            self.at = event_id
+            self.invisible.clear()
+            return True
+        if applied:
+            self.invisible.append(event_id)
+        return False
+
+
+def sentinel_run(sentinel_event_id: str | None, behind: Iterable[tuple[str, bool]]) -> SentinelRun:
+    """The run that starts at the sentinel.
+
+    When the sentinel names an event the server cannot see (the memory server's own live write of
+    an event it glued onto a torn fragment), the run starts at the last event before it that the
+    server can see (``None``: there is none, and the sentinel goes to null, which the server reads
+    the same way as an id it cannot see: from the first record, all of them invisible up to there),
+    and the invisible events from there up to the sentinel's, applied by the sentinel's claim,
+    are recorded in the applied set.
+
+    Args:
+        behind: the journal's events up to and including the sentinel's, newest first, each as
+            ``(event_id, visible)``; empty when the sentinel names no event of the journal. Read
+            lazily: only as far back as the last visible event.
+    """
+    invisible: list[str] = []
+    for event_id, visible in behind:
+        if visible:
+            return SentinelRun(event_id, reversed(invisible))
+        invisible.append(event_id)
+    return SentinelRun(None, reversed(invisible)) if invisible else SentinelRun(sentinel_event_id)

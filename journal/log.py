@@ -309,6 +309,13 @@ class EventLog:
         per write while the sentinel stays behind. A set that is a link leading out of the folder
         is not written: the event then replays next time, as before.
 
+        The sentinel never names an event the memory server's reader cannot see (memory-format
+        §9.3; :class:`journal.appliedset.SentinelRun`): the only event this method names is its
+        own, and :func:`journal.fs.durable_append` writes a ``\n`` first when the journal ends in a
+        torn line, so that event is always a whole line of its own, never glued onto a fragment.
+        A sentinel on a glued event (the server's live write) is the last complete event, so this
+        write advances it onto the new, visible event.
+
         Raises:
             UnknownEventTypeError: undeclared ``event_type``; nothing written.
             ViewCorruptError: the view cannot be loaded, or ``view`` is not a file of the
@@ -372,7 +379,9 @@ class EventLog:
         own.view_path(JOURNAL_NAME)
         own.view_path(SENTINEL_NAME)
         self._ends.pop(character, None)
-        offset = fs.durable_append(journal, line)
+        # keep_lines_apart (the default): never glued onto a torn last line, so the sentinel may
+        # name this event (the server's reader sees it; memory-format §9.3).
+        offset = fs.durable_append(journal, line, keep_lines_apart=True)
         try:
             st = os.stat(journal)
         except OSError:

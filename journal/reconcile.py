@@ -8,7 +8,8 @@ One round (design record: Startup recovery; Concurrency and consistency boundari
    sentinel; a missing, malformed, null or unknown sentinel means the whole body.
 2. Each event, in order: a parked one is never applied. One the valid applied set names is not run
    again, unless an event sharing one of its entries was applied earlier in this round (then it
-   runs again after it: the newest payload for each entry wins). Any other is admitted or held by
+   runs again after it: the newest payload for each entry wins; the rule's one home is
+   :class:`journal.appliedset.Rerun`). Any other is admitted or held by
    :class:`journal.holds.Holds`; an admitted one runs, after comparing the on-disk sentinel with
    the value the round expects. A handler that fails holds the event's entries (or everything) and
    the round goes on.
@@ -18,6 +19,11 @@ One round (design record: Startup recovery; Concurrency and consistency boundari
    stops there as before; what is applied past it is recorded in the applied set bound to that
    sentinel. A round that started with a valid applied set moves the sentinel once, at the end,
    over the longest settled run, then rewrites the set (removed when nothing is left beyond).
+   Either way the sentinel never names an event the memory server's reader cannot see (one
+   recovered from a glued line, memory-format §9.3; :class:`journal.appliedset.SentinelRun`): it
+   stops at the last visible settled event, and the invisible applied ones after it are recorded
+   in the applied set. A sentinel found on such an event (the server's own live write) is moved
+   back to the last visible event before it the same way.
 4. A different sentinel before a handler runs: another writer moved it. Nothing is applied or
    written; the sentinel (and the applied set) is frozen for the rest of the round, and the
    journal is re-read from the round's own position and replayed in order, holds included.
@@ -48,18 +54,21 @@ import functools
 import inspect
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from journal import fs
 from journal.appliedset import (
+    Rerun,
+    SentinelRun,
     applied_beyond,
     applied_set_valid,
     read_applied_set,
     remove_applied_set,
     same_record,
+    sentinel_run,
     write_applied_set,
 )
 from journal.errors import ViewCorruptError
@@ -70,6 +79,7 @@ from journal.log import EventLog, check_character_name
 from journal.park import ParkedRead, is_parked, read_parked
 from journal.replayreport import ReplayReport as ReplayReport  # re-exported
 from journal.replayreport import ReplayStop as ReplayStop
+from journal.serverrules import server_reader
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.stores import FolderStore, Store
 from journal.tail import JournalTail
@@ -126,6 +136,10 @@ class _JournalFollower:
         self.events: list[Event] = []
         self._index: dict[str, int] = {}
         self._committed = 0
+        # Lines whose event the memory server's reader cannot see (serverrules.server_reader):
+        # of the committed lines, and of the provisional last line.
+        self._hidden: set[int] = set()
+        self._hidden_provisional: frozenset[int] = frozenset()
 
     def _add(self, events: list[Event]) -> None:
         for ev in events:
@@ -147,9 +161,13 @@ class _JournalFollower:
         update = self._tail.poll()
         if update.reset:
             self.events, self._index = [], {}
+            self._hidden = set()
         self._add(update.events)
+        self._hidden |= server_reader(update.defects).hidden_lines
         self._committed = len(self.events)
-        self._add(self._tail.provisional()[0])
+        provisional, defects = self._tail.provisional()
+        self._add(provisional)
+        self._hidden_provisional = server_reader(defects).hidden_lines
         return update.reset
 
     @property
@@ -159,6 +177,21 @@ class _JournalFollower:
 
     def index(self, event_id: str) -> int:
         return self._index.get(event_id, -1)
+
+    def visible(self, index: int) -> bool:
+        """Whether the memory server's reader can see event number ``index`` (memory-format §9.3)."""
+        line = self.events[index].line
+        return line not in self._hidden and line not in self._hidden_provisional
+
+    def _behind(self, event_id: str | None) -> Iterator[tuple[str, bool]]:
+        i = self._index.get(event_id, -1) if event_id is not None else -1
+        while i >= 0:
+            yield self.events[i].event_id, self.visible(i)
+            i -= 1
+
+    def run_from(self, event_id: str | None) -> SentinelRun:
+        """The settled run that starts at sentinel ``event_id`` (:func:`journal.appliedset.sentinel_run`)."""
+        return sentinel_run(event_id, self._behind(event_id))
 
     def after(self, event_id: str | None) -> list[Event]:
         """Events after ``event_id``; the whole body when it is ``None`` or not in the journal."""
@@ -192,51 +225,41 @@ class _Pass:
         eager: the sentinel advances after each settled event (no applied set was valid at the
             start); otherwise it moves once, at the end, to :attr:`advance_to`.
         settled: every event processed so far is applied, already applied, or parked.
-        advance_to: the last event of that settled run (where the sentinel goes).
+        run: the settled run from the sentinel: where the sentinel goes (never onto an event the
+            memory server cannot see), and the invisible applied events after that point.
         pos: the last event processed (re-reads and probes continue after it).
-        skip: ids the valid applied set names.
+        rerun: the ids the valid applied set names, and which of them run again.
         beyond: ids settled as applied after the first held event, in order.
         holds: what is held.
-        ran: entries of the events applied in this round (``ran_unknown``: one of unknown entries).
     """
 
-    __slots__ = ("advance_to", "beyond", "eager", "expected", "holds", "pos", "ran", "ran_unknown", "settled", "skip")
+    __slots__ = ("beyond", "eager", "expected", "holds", "pos", "rerun", "run", "settled")
 
-    def __init__(self, expected: str | None, skip: Iterable[str]) -> None:
+    def __init__(self, expected: str | None, skip: Iterable[str], run: SentinelRun) -> None:
         self.expected = expected
-        self.skip: set[str] = set(skip)
-        self.eager = not self.skip
+        self.rerun = Rerun(skip)
+        self.eager = not self.rerun.applied
         self.settled = True
-        self.advance_to = expected
+        self.run = run
         self.pos = expected
         self.beyond: list[str] = []
         self.holds = Holds()
-        self.ran: set[Entry] = set()
-        self.ran_unknown = False
 
-    def overwritten(self, entries: frozenset[Entry] | None) -> bool:
-        """Whether an event applied in this round may have overwritten an event touching
-        ``entries`` that is later in the journal (so that one must run again)."""
-        if self.ran_unknown:
-            return True
-        if entries is None:
-            return bool(self.ran)
-        return not self.ran.isdisjoint(entries)
+    @property
+    def advance_to(self) -> str | None:
+        """Where the sentinel goes: the last visible event of the settled run."""
+        return self.run.at
 
-    def applied(self, event_id: str, entries: frozenset[Entry] | None, ran: bool) -> None:
+    def applied(self, event_id: str, entries: frozenset[Entry] | None, ran: bool, visible: bool) -> None:
         """``event_id`` is applied: run now (``ran``), or already (the applied set)."""
         if ran:
-            if entries is None:
-                self.ran_unknown = True
-            else:
-                self.ran.update(entries)
-        self.settle(event_id, applied=True)
+            self.rerun.note_applied(event_id, entries)
+        self.settle(event_id, applied=True, visible=visible)
 
-    def settle(self, event_id: str, *, applied: bool) -> None:
+    def settle(self, event_id: str, *, applied: bool, visible: bool) -> None:
         self.pos = event_id
         if self.settled:
-            self.advance_to = event_id
-            if self.eager:
+            if self.run.settle(event_id, applied=applied, visible=visible) and self.eager:
                 self.expected = event_id
         elif applied:
             self.beyond.append(event_id)
@@ -248,7 +271,7 @@ class _Pass:
     @property
     def has_record(self) -> bool:
         """Whether the end of the round has something to write: a sentinel to move, ids beyond it."""
-        return bool(self.beyond or self.skip) or self.advance_to != self.expected
+        return bool(self.beyond or self.rerun.applied or self.run.invisible) or self.advance_to != self.expected
 
 
 def _stop(ev: Event, index: int, reason: str, message: str) -> ReplayStop:
@@ -340,7 +363,7 @@ class Reconciler:
         # can have been overwritten by the round's older payloads.
         own_end = follower.size
         report.sentinel_before = sentinel.event_id
-        st = _Pass(sentinel.event_id, applied_beyond(aset, sentinel.event_id))
+        st = _Pass(sentinel.event_id, applied_beyond(aset, sentinel.event_id), follower.run_from(sentinel.event_id))
         queue = follower.after(st.expected)
         report.tail = len(queue)
         if until is not None and all(ev.event_id != until for ev in queue):
@@ -365,10 +388,10 @@ class Reconciler:
                 parked_now = is_parked(parked, eid)
                 payload: Any = None
                 entries = None
-                if not parked_now and (eid in st.skip or not st.holds.everything):
+                if not parked_now and (eid in st.rerun or not st.holds.everything):
                     payload = ev.payload  # parsed once, for the entries and the handler
                     entries = event_entries(ev.type, payload)
-                skip = not parked_now and eid in st.skip and not st.overwritten(entries)
+                skip = not parked_now and st.rerun.admit_applied(eid, entries)
                 if not (parked_now or skip) and not st.holds.admit(entries):
                     report.held.append(eid)
                     st.held(eid)
@@ -380,7 +403,9 @@ class Reconciler:
                 conflict = False
                 changed = False
                 run = not (parked_now or skip)
-                advance = not frozen and st.eager and st.settled
+                visible = follower.visible(index)
+                # The sentinel never names an event the memory server cannot see (SentinelRun).
+                advance = not frozen and st.eager and st.settled and visible
                 if run or advance:  # a step that writes: compare first
                     with lock:
                         if not frozen and store.read_sentinel().event_id != st.expected:
@@ -438,14 +463,14 @@ class Reconciler:
                 i += 1
                 if parked_now:
                     report.parked.append(eid)
-                    st.settle(eid, applied=False)
+                    st.settle(eid, applied=False, visible=visible)
                 elif skip:
                     report.skipped.append(eid)
-                    st.applied(eid, entries, ran=False)
+                    st.applied(eid, entries, ran=False, visible=visible)
                 else:
                     report.applied.append(eid)
                     report.changed += changed
-                    st.applied(eid, entries, ran=True)
+                    st.applied(eid, entries, ran=True, visible=visible)
                     done += 1
                     if on_progress is not None:
                         on_progress(done, done + len(queue) - i)
@@ -487,7 +512,7 @@ class Reconciler:
                         # have overwritten, so the round continues from there instead of freezing.
                         report.rebased += 1
                         log.info("%s: continuing from the sentinel another writer set after the last step", character)
-                        st = _Pass(current, ())
+                        st = _Pass(current, (), follower.run_from(current))
                         record = True
                         if replaced:
                             own_end = 0
@@ -495,7 +520,7 @@ class Reconciler:
                         # A live write of ours recorded itself in the applied set meanwhile.
                         fresh = read_applied_set(cd, now)
                         if applied_set_valid(fresh, current):
-                            st.skip.update(fresh.applied)
+                            st.rerun.add(fresh.applied)
                             record = True
                 queue, i = follower.after(st.pos), 0
                 if not queue and not frozen:
@@ -533,13 +558,17 @@ class Reconciler:
                 return
             st.expected = st.advance_to
             on_disk = store.read_sentinel()
-        # What stays beyond the sentinel: applied past the first held event, and ids of the applied
-        # set this round did not reach (cancelled, until, probe bound).
+        # What stays beyond the sentinel: the invisible applied events the sentinel could not name,
+        # applied past the first held event, and ids of the applied set this round did not reach
+        # (cancelled, until, probe bound).
         reached = follower.index(st.pos) if st.pos is not None else -1
-        carried = [sid for sid in st.skip if follower.index(sid) > reached]
+        carried = [sid for sid in st.rerun.applied if follower.index(sid) > reached]
         base = follower.index(st.expected) if st.expected is not None else -1
-        beyond = sorted({e for e in (*st.beyond, *carried) if follower.index(e) > base}, key=follower.index)
-        st.skip, st.beyond, st.eager = set(beyond), list(beyond), False
+        beyond = sorted(
+            {e for e in (*st.run.invisible, *st.beyond, *carried) if follower.index(e) > base}, key=follower.index
+        )
+        st.rerun.applied, st.beyond, st.eager = set(beyond), list(beyond), False
+        st.run = SentinelRun(st.expected)
         report.applied_beyond = beyond
         current = read_applied_set(cd, on_disk)
         try:

@@ -563,3 +563,194 @@ def test_a_server_write_during_a_wedged_round_freezes_it_and_nothing_is_recorded
     assert wedge.reinforcement() == {"ref_a": 9.0, "ref_b": 2.0, "ref_c": 0.5}  # newest wins
     assert sentinel_id(wedge.cd) == server[0].event_id  # the server's rule: the merge is behind it now
     assert not (wedge.cd / APPLIED_SET_NAME).exists() and report.applied_beyond == []
+
+
+# -- the sentinel names only an event the memory server's reader can see (memory-format §9.3) ------
+
+
+def _glued_append(w: Wedge, payload: dict[str, Any]) -> Event:
+    """A crash tore an append, and the memory server's next append (no newline first) was glued
+    onto the fragment; that write crashed before its view save and sentinel write (pending)."""
+    journal = w.cd / JOURNAL_NAME
+    lost = new_event("reflection.evidence_updated", evidence("ref_c", 0.1))
+    fs.durable_append(journal, encode_event(lost)[:70], keep_lines_apart=False)
+    glued = new_event("reflection.evidence_updated", payload)
+    fs.durable_append(journal, encode_event(glued), keep_lines_apart=False)
+    jr = read_journal(journal)
+    assert [(d.kind, d.recovered_event_id) for d in jr.defects] == [("glued", glued.event_id)]
+    return glued
+
+
+def _server_sees_the_sentinel(root: Path) -> None:
+    from journal.diagnosis import diagnose_path
+
+    (c,) = diagnose_path(root).characters
+    codes = [f.code for f in c.findings]
+    assert "server.sentinel_unseen" not in codes and "server.full_replay" not in codes, codes
+    assert c.server_start is not None and c.server_start.sentinel.state == "ok"
+
+
+def test_replay_moves_the_sentinel_off_an_event_the_server_cannot_see(tmp_path: Path) -> None:
+    """The memory server's live write put the sentinel on an event it glued onto a torn fragment:
+    its own reader cannot see it, so its next start would replay the whole journal. Our replay
+    puts the sentinel back on the last event it can see, and records the glued event as applied."""
+    from journal.fixtures import glued_torn_line
+
+    built = glued_torn_line(tmp_path / "memory")
+    glued = built.ids["glued"]
+    assert sentinel_id(built.path) == glued
+    views_before = (built.path / REFLECTIONS).read_bytes()
+    report = Reconciler(EventLog(built.root)).reconcile(built.name)
+    events = [e.event_id for e in read_journal(built.path / JOURNAL_NAME).events]
+    assert report.applied == [] and report.complete
+    assert sentinel_id(built.path) == report.sentinel_after == events[events.index(glued) - 1]
+    aset = read_applied_set(built.path)
+    assert applied_beyond(aset, sentinel_id(built.path)) == {glued} and report.applied_beyond == [glued]
+    assert (built.path / REFLECTIONS).read_bytes() == views_before  # nothing applied again
+    _server_sees_the_sentinel(built.root)
+    # A second round changes no byte; the glued event is never run again.
+    before = tree_hashes(built.root)
+    again = Reconciler(EventLog(built.root)).reconcile(built.name)
+    assert again.applied == [] and again.skipped == [glued] and tree_hashes(built.root) == before
+
+
+def test_replay_never_moves_the_sentinel_onto_a_pending_glued_event(tmp_path: Path) -> None:
+    w = build_wedge(tmp_path, torn=False)
+    glued = _glued_append(w, evidence("ref_a", 3.0))
+    report = w.reconcile()
+    assert report.applied == [glued.event_id] and report.complete
+    assert w.reinforcement()["ref_a"] == 3.0
+    assert sentinel_id(w.cd) == report.sentinel_after == w.e0.event_id  # not the glued event
+    assert w.applied_set() == report.applied_beyond == [glued.event_id]
+    _server_sees_the_sentinel(w.root)
+    before = tree_hashes(w.tmp)
+    again = w.reconcile()
+    assert again.applied == [] and again.skipped == [glued.event_id] and tree_hashes(w.tmp) == before
+    # The next live write is visible to the server: the round after it moves the sentinel onto it.
+    live = w.our_write("ref_b", 2.0)
+    assert w.applied_set() == [glued.event_id, live.event_id]
+    last = w.reconcile()
+    assert last.applied == [] and last.skipped == [glued.event_id, live.event_id]
+    assert sentinel_id(w.cd) == live.event_id and not (w.cd / APPLIED_SET_NAME).exists()
+    _server_sees_the_sentinel(w.root)
+
+
+def test_a_glued_event_inside_the_settled_run_is_passed_by_the_sentinel(tmp_path: Path) -> None:
+    w = build_wedge(tmp_path, torn=False)
+    glued = _glued_append(w, evidence("ref_a", 3.0))
+    after = w.pending("reflection.evidence_updated", evidence("ref_b", 2.0))
+    report = w.reconcile()
+    assert report.applied == [glued.event_id, after.event_id] and report.complete
+    assert sentinel_id(w.cd) == after.event_id and not (w.cd / APPLIED_SET_NAME).exists()
+    _server_sees_the_sentinel(w.root)
+
+
+@pytest.mark.parametrize("with_applied_set", [False, True])
+def test_a_glued_event_ending_the_settled_run_after_a_park_stays_beyond_the_sentinel(
+    wedge: Wedge, with_applied_set: bool
+) -> None:
+    """Parked merge, a visible event, then a glued one: the sentinel moves over the settled run,
+    but only as far as the visible event (eagerly, or at the end of a round that started with an
+    applied set); the glued event is recorded beyond it."""
+    w = wedge
+    assert w.merge is not None
+    if with_applied_set:
+        visible = w.our_write("ref_b", 2.0)
+    else:
+        visible = w.pending("reflection.evidence_updated", evidence("ref_b", 2.0))
+    glued = _glued_append(w, evidence("ref_a", 3.0))
+    record_park(w.cd, ParkRecord(w.merge.event_id, w.merge.type, 1, 2, w.merge.ts, "t", "me", "h", "why"))
+    report = w.reconcile()
+    assert report.parked == [w.merge.event_id]
+    if with_applied_set:
+        assert report.skipped == [visible.event_id] and report.applied == [glued.event_id]
+    else:
+        assert report.applied == [visible.event_id, glued.event_id]
+    assert w.reinforcement() == {"ref_a": 3.0, "ref_b": 2.0, "ref_c": 0.5}
+    assert sentinel_id(w.cd) == visible.event_id and w.applied_set() == [glued.event_id]
+    _server_sees_the_sentinel(w.root)
+
+
+# -- which applied-set events run again (journal.appliedset.Rerun) ------------------------------------
+
+
+def _no_entry_write(w: Wedge) -> Event:
+    """Our live write of an event whose payload names no entry (it changes nothing)."""
+    return w.log.record_and_save(
+        CHAR, "reflection.evidence_updated", {"reinforcement": 9.0, "source": "x"}, lambda view: None, view=REFLECTIONS
+    )
+
+
+def test_an_event_naming_no_entry_run_in_a_round_never_reruns_an_applied_set_event(tmp_path: Path) -> None:
+    """A pending event whose payload names no entry runs (it changes nothing); a later event of
+    the applied set must not run again because of it: after a migration that would roll the
+    migrated value back to the old snapshot (limit (a))."""
+    w = build_wedge(tmp_path, torn=False)
+    unknown = w.pending("reflection.evidence_updated", {"reinforcement": 9.0})
+    live = w.our_write("ref_a", 2.0)
+    assert w.applied_set() == [live.event_id]
+    views = reflections_by_id(w.cd)
+    views["ref_a"]["reinforcement"] = 1.25  # a startup migration, no event
+    fs.atomic_write_json(w.cd / REFLECTIONS, list(views.values()))
+    report = w.reconcile()
+    assert report.applied == [unknown.event_id] and report.skipped == [live.event_id]
+    assert w.reinforcement()["ref_a"] == 1.25
+    assert report.complete and sentinel_id(w.cd) == live.event_id and not (w.cd / APPLIED_SET_NAME).exists()
+
+
+def test_an_applied_set_event_naming_no_entry_is_skipped_and_holds_nothing(wedge: Wedge) -> None:
+    w = wedge
+    assert w.merge is not None
+    no_entry = _no_entry_write(w)
+    other = w.pending("reflection.evidence_updated", evidence("ref_a", 3.0))
+    assert w.applied_set() == [no_entry.event_id]
+    report = w.reconcile()
+    assert report.held == [w.merge.event_id] and not report.held_everything
+    assert report.skipped == [no_entry.event_id] and report.applied == [other.event_id]
+    assert report.applied_beyond == [no_entry.event_id, other.event_id]
+
+
+def test_an_applied_set_event_naming_no_entry_is_not_rerun_after_an_earlier_event_applies(tmp_path: Path) -> None:
+    w = build_wedge(tmp_path, torn=False)
+    older = w.pending("reflection.evidence_updated", evidence("ref_a", 1.0))
+    no_entry = _no_entry_write(w)
+    report = w.reconcile()
+    assert report.applied == [older.event_id] and report.skipped == [no_entry.event_id] and report.complete
+    assert sentinel_id(w.cd) == no_entry.event_id
+
+
+def test_the_rerun_rule() -> None:
+    from journal.appliedset import Rerun
+
+    a, b = ("reflection", "a"), ("persona", "b")
+    rerun = Rerun(["s1", "s2", "s3", "s4"])
+    assert not rerun.admit_applied("p0", frozenset({a}))  # not in the applied set: it runs
+    assert rerun.admit_applied("s1", frozenset({a}))  # nothing of its entries ran: skip
+    rerun.note_applied("p0", None)  # names no entry: it cannot have overwritten one
+    assert rerun.admit_applied("s2", frozenset({a}))
+    rerun.note_applied("p1", frozenset({a}))
+    assert not rerun.admit_applied("s2", frozenset({a, b}))  # shares `a`: runs again after it
+    rerun.note_applied("s2", frozenset({a, b}))  # a re-run is an older payload of `b` too
+    assert not rerun.admit_applied("s3", frozenset({b}))
+    assert rerun.admit_applied("s4", None)  # names no entry: never run again
+    assert rerun.admit_applied("s4", frozenset({("reflection", "z")}))
+    rerun.add(["s5"])
+    assert "s5" in rerun.applied and rerun.admit_applied("s5", frozenset({("reflection", "y")}))
+
+
+@pytest.mark.parametrize("case", ["glued_torn_line", "torn_tail"])
+def test_our_live_write_after_a_torn_or_glued_line_names_only_a_visible_event(tmp_path: Path, case: str) -> None:
+    """record_and_save writes a newline first after a torn line, so the event it puts the sentinel
+    on is a whole line of its own, which the memory server's reader sees."""
+    from journal import fixtures
+    from journal.fixtures import REFLECTION_IDS, reflection_evidence_payload
+
+    built = getattr(fixtures, case)(tmp_path / "memory")
+    payload = reflection_evidence_payload(REFLECTION_IDS[0], 4.2, at="2026-06-01T00:00:00")
+    ev = EventLog(built.root).record_and_save(
+        built.name, "reflection.evidence_updated", payload, apply_evidence(payload), view=REFLECTIONS
+    )
+    jr = read_journal(built.path / JOURNAL_NAME)
+    assert jr.events[-1].event_id == ev.event_id == sentinel_id(built.path)
+    assert all(d.recovered_event_id != ev.event_id for d in jr.defects)
+    _server_sees_the_sentinel(built.root)
