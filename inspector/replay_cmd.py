@@ -15,7 +15,12 @@ nothing written).
 Exit codes: 0 everything planned was applied (or restored, or nothing was pending); 1 replay
 holds events it cannot apply, was cancelled or declined, or a guard refused (restore: the backup
 is not vouched for by the index); 2 bad input (restore: the folder cannot take the backup; replay:
-an event that is not held given to ``--park``).
+an empty or unknown event id, an event that is not held given to ``--park``, or an
+``events_parked.ndjson`` / ``events_applied_set.json`` that cannot be read).
+
+Everything printed is escaped as ``check`` escapes it (:func:`inspector.check_cmd._one_line`, its
+one home): ids, types and paths come from the folder or the command line, and control characters
+in them must not reach the terminal.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from inspector.check_cmd import _one_line
 from inspector.core.replay import (
     ASK_APPLY,
     ASK_RECENT_WRITES,
@@ -82,7 +88,7 @@ class TerminalPrompter:
     def ask(self, question: Question) -> bool:
         """Print the question and read y/N (``--yes`` answers confirmations without reading)."""
         if self.assume_yes and question.key in _CONFIRMATIONS:
-            print(f"{question.text} [y/N] yes (--yes)", file=self.stdout)
+            print(f"{_escaped(question.text)} [y/N] yes (--yes)", file=self.stdout)
             return True
         if not self._interactive():
             if question.key in _CONFIRMATIONS:
@@ -91,16 +97,22 @@ class TerminalPrompter:
                     "(pass --yes to confirm without asking, or --dry-run to only see the plan)"
                 )
             return False
-        print(f"{question.text} [y/N] ", end="", file=self.stdout, flush=True)
+        print(f"{_escaped(question.text)} [y/N] ", end="", file=self.stdout, flush=True)
         answer = self.stdin.readline()
         return answer.strip().lower() in ("y", "yes")
 
     def notify(self, text: str) -> None:
-        print(text, file=self.stdout)
+        print(_escaped(text), file=self.stdout)
+
+
+def _escaped(text: str) -> str:
+    """``text`` with each line escaped (:func:`inspector.check_cmd._one_line`); lines stay lines."""
+    return "\n".join(_one_line(line) for line in text.split("\n"))
 
 
 def _err(command: str, message: str) -> None:
-    print(f"memory-inspector {command}: {message}", file=sys.stderr)
+    """One line on stderr: the message escaped, a newline in it included."""
+    print(f"memory-inspector {command}: {_one_line(message)}", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -136,15 +148,20 @@ def _progress_printer() -> Callable[[int, int], None]:
 def run_replay(args: argparse.Namespace) -> int:
     """``memory-inspector replay PATH --character NAME ...`` (see :mod:`inspector.cli`)."""
     park = getattr(args, "park", None)
-    if sum(1 for given in (args.until, args.repair_orphans, park) if given) > 1:
+    until = args.until
+    if sum(1 for given in (until is not None, args.repair_orphans, park is not None) if given) > 1:
         _err("replay", "--until, --repair-orphans and --park cannot be combined")
         return 2
-    if park:
+    for option, value in (("--park", park), ("--until", until)):
+        if value == "":  # not a plain replay: an empty id names no event
+            _err("replay", f"{option} needs an event id (it was empty); nothing was written")
+            return 2
+    if park is not None:
         scope = Scope("park", park=park)
     elif args.repair_orphans:
         scope = Scope("repair")
-    elif args.until:
-        scope = Scope("until", args.until)
+    elif until is not None:
+        scope = Scope("until", until)
     else:
         scope = Scope()
     request = ReplayRequest(
@@ -173,12 +190,12 @@ def run_replay(args: argparse.Namespace) -> int:
         return 1
     if run.outcome is not None:
         for line in describe_outcome(run.outcome):
-            print(line)
+            print(_escaped(line))
     elif run.status == "planned":
         verdict = "would apply everything planned" if run.exit_code == 0 else "would not apply everything"
-        print(f"Dry run: {run.message}; an apply {verdict} (exit {run.exit_code}).")
+        print(_escaped(f"Dry run: {run.message}; an apply {verdict} (exit {run.exit_code})."))
     else:
-        print(f"{run.status}: {run.message}")
+        print(_escaped(f"{run.status}: {run.message}"))
     return run.exit_code
 
 
@@ -201,5 +218,5 @@ def run_restore(args: argparse.Namespace) -> int:
         _err("restore", str(exc))
         return 1
     for line in describe_restore_outcome(outcome):
-        print(line)
+        print(_escaped(line))
     return outcome.exit_code

@@ -36,6 +36,9 @@ from journal.stores import Confinement
 
 PARKED_NAME = "events_parked.ndjson"
 
+#: A park file larger than this is not read (it holds one short line per decision a person made).
+PARKED_MAX_BYTES = 64 << 20
+
 #: The states :func:`read_parked` gives.
 PARKED_STATES = ("missing", "ok", "refused")
 
@@ -121,11 +124,13 @@ def read_parked(char_dir: str | os.PathLike[str]) -> ParkedRead:
         return ParkedRead("refused", message=str(exc))
     try:
         with fs.open_regular(path) as fh:
-            data = fh.read()
+            data = fh.read(PARKED_MAX_BYTES + 1)
     except FileNotFoundError:
         return ParkedRead("missing")
     except OSError as exc:
         return ParkedRead("refused", message=f"{PARKED_NAME} cannot be read: {exc.strerror or exc}")
+    if len(data) > PARKED_MAX_BYTES:
+        return ParkedRead("refused", message=f"{PARKED_NAME} is larger than {PARKED_MAX_BYTES >> 20} MiB; not read")
     return _parse(data)
 
 

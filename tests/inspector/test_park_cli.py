@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -180,3 +181,28 @@ def test_park_through_the_steps_the_window_runs(wedged, backups):
     assert outcome.report is not None and outcome.report.parked == [ids["merge"]]
     with pytest.raises(gr.BadInputError, match="not held"):
         gr.make_plan(target, gr.Scope("park", park=ids["held"]))
+
+
+def test_park_of_an_empty_id_is_refused_and_not_a_plain_replay(wedged, backups, capsys):
+    w, _ids = wedged
+    before = hash_tree(w.cd)
+    assert replay(w.root, backups, "--park", "", "--yes") == 2
+    captured = capsys.readouterr()
+    assert "--park needs an event id" in captured.err and captured.out == ""
+    assert hash_tree(w.cd) == before and not _backups(backups)
+
+
+def test_park_of_an_empty_id_with_until_is_a_conflict(wedged, backups, capsys):
+    w, ids = wedged
+    assert replay(w.root, backups, "--park", "", "--until", ids["other"], "--yes") == 2
+    assert "cannot be combined" in capsys.readouterr().err
+
+
+def test_an_unreadable_parked_file_refuses_park_with_exit_2(wedged, backups, capsys):
+    w, ids = wedged
+    os.mkfifo(w.cd / PARKED_NAME)
+    before = hash_tree(w.cd)
+    assert replay(w.root, backups, "--park", ids["merge"], "--yes") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and PARKED_NAME in err and hash_tree(w.cd) == before
+    assert not _backups(backups)

@@ -283,3 +283,66 @@ def test_end_to_end_in_a_real_process(root, backups, tmp_path):
     second = subprocess.run([*cmd, "--yes"], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=cwd)
     assert second.returncode == 0, second.stderr
     assert "Result: applied" in second.stdout
+
+
+def _unreadable(cd, name, kind, tmp_path):
+    p = cd / name
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "directory":
+        p.mkdir()
+    else:  # a link leading out of the character folder
+        outside = tmp_path / "outside"
+        outside.write_text('{"after": null, "after_ts": null, "applied": []}')
+        os.symlink(outside, p)
+
+
+@pytest.mark.parametrize("name", ["events_parked.ndjson", "events_applied_set.json"])
+@pytest.mark.parametrize("kind", ["fifo", "directory", "link"])
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_an_unreadable_parked_or_applied_set_file_is_bad_input_and_nothing_is_written(
+    root, backups, tmp_path, capsys, name, kind, dry_run
+):
+    """Which events are parked, or already applied past the sentinel, would be unknown: replay
+    would apply a parked event, or apply an event a second time. One line, exit 2, no backup."""
+    cd = build_case(root, "pending_tail")
+    _unreadable(cd, name, kind, tmp_path)
+    before = hash_tree(cd)
+    assert replay(root, backups, "--dry-run" if dry_run else "--yes") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("memory-inspector replay: ") and err.count("\n") == 1, err
+    assert name in err and "nothing was written" in err
+    assert hash_tree(cd) == before and not backups.exists()
+
+
+def test_an_applied_set_over_the_size_cap_is_refused(root, backups, capsys, monkeypatch):
+    from journal import appliedset
+
+    cd = build_case(root, "pending_tail")
+    monkeypatch.setattr(appliedset, "APPLIED_SET_MAX_BYTES", 64)
+    (cd / appliedset.APPLIED_SET_NAME).write_text('{"after": null, "after_ts": null, "applied": ["' + "x" * 80 + '"]}')
+    aset = appliedset.read_applied_set(cd)
+    assert aset.state == "refused" and "larger than" in (aset.message or "")
+    before = hash_tree(cd)
+    assert replay(root, backups, "--yes") == 2
+    err = capsys.readouterr().err
+    assert appliedset.APPLIED_SET_NAME in err and "larger than" in err and hash_tree(cd) == before
+
+
+@pytest.mark.parametrize("option", ["--until", "--park"])
+def test_an_empty_event_id_is_bad_input(root, backups, capsys, option):
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    assert replay(root, backups, "--yes", option, "") == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"memory-inspector replay: {option} needs an event id (it was empty); nothing was written\n"
+    assert captured.out == "" and hash_tree(cd) == before
+
+
+@pytest.mark.parametrize("option", ["--until", "--park"])
+def test_an_unknown_event_id_is_echoed_escaped(root, backups, capsys, option):
+    build_case(root, "pending_tail")
+    assert replay(root, backups, "--yes", option, "x\x1b[31mred\nline\x07") == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and err.count("\n") == 1
+    assert "no event x\\x1b[31mred\\nline\\x07" in err

@@ -204,6 +204,8 @@ class Scope:
             raise ValueError("an 'until' scope needs an event id, and only it")
         if (self.kind == "park") != (self.park is not None):
             raise ValueError("a 'park' scope needs an event id, and only it")
+        if self.until == "" or self.park == "":
+            raise ValueError(f"an {self.kind!r} scope needs an event id; an empty one names no event")
 
     def describe(self) -> str:
         if self.kind == "until":
@@ -384,7 +386,9 @@ def make_plan(
     made again (at most ``attempts`` times), so a plan always describes one state of the folder.
 
     Raises:
-        BadInputError: a zip target, or an ``until`` event that is not pending.
+        BadInputError: a zip target, an ``until`` event that is not pending, or an
+            ``events_parked.ndjson`` / ``events_applied_set.json`` that cannot be read (a FIFO, a
+            folder, a link leading out of the folder, or too big): nothing is written.
         FolderBusyError: the folder kept changing.
     """
     scope = scope or Scope()
@@ -411,8 +415,14 @@ def _plan_once(
     sentinel = read_sentinel(cd)
     at_sentinel = locate_sentinel(sentinel, index_of.get)
     state, sid, sindex = at_sentinel.state, at_sentinel.event_id, at_sentinel.index
-    already = applied_beyond(read_applied_set(cd, sentinel), sentinel.event_id)
-    parked = read_parked(cd).ids
+    parked_read = read_parked(cd)
+    if parked_read.state == "refused":
+        raise BadInputError(_refused_file(cd, parked_read.message, "which events a person parked"))
+    aset = read_applied_set(cd, sentinel)
+    if aset.state == "refused":
+        raise BadInputError(_refused_file(cd, aset.message, "which events are already applied past the sentinel"))
+    already = applied_beyond(aset, sentinel.event_id)
+    parked = parked_read.ids
     pending = sum(
         1 for ev in events[at_sentinel.replay_start :] if ev.event_id not in already and ev.event_id not in parked
     )
@@ -473,6 +483,13 @@ def _plan_once(
         park=park,
         journal_last=events[-1].event_id if events else None,
     )
+
+
+def _refused_file(cd: Path, message: str | None, unknown: str) -> str:
+    """Why a plan is refused when ``events_parked.ndjson`` or ``events_applied_set.json`` cannot be
+    read (a FIFO, a folder, a link leading out, too big): ``unknown`` would be unknown, and replay
+    would apply a parked event, or apply an event a second time (``message`` names the file)."""
+    return f"{message} (in {cd}); replay cannot know {unknown}, so it refuses: nothing was written"
 
 
 def _park_choice(
