@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal.appliedset import Rerun
 from journal.diagnosis.checks import PARKED_MESSAGE, Character
 from journal.diagnosis.folder import ProjectionStore
 from journal.errors import ViewDriftError
@@ -55,14 +56,13 @@ def check_tail(c: Character) -> None:
     start = sindex + 1
     if start >= n or not c.journal_ok:
         return
-    done = c.applied
+    rerun = Rerun(c.applied)
     store = ProjectionStore(folder)
     holds = Holds()
     result = c.tail = TailResult()
     owner: dict[Entry, Hold] = {}
     stopper: Hold | None = None
     held_updates: list[tuple[int, Any]] = []
-    touched: set[Entry] = set()
     i = start
     for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
         for ev in batch:
@@ -75,7 +75,7 @@ def check_tail(c: Character) -> None:
                 events.set_state(here, "applied", "parked", PARKED_MESSAGE)
                 continue
             entries = event_entries(ev.type, ev.payload)
-            if ev.event_id in done and not (entries is None or entries & touched):
+            if rerun.admit_applied(ev.event_id, entries):
                 events.set_state(here, "applied")  # applied past a held event: never run again
                 result.already += 1
                 continue
@@ -96,8 +96,7 @@ def check_tail(c: Character) -> None:
             reason = try_apply(c.registry, store, ev.type, ev.payload)[0]
             if reason is None:
                 result.applies += 1
-                if entries is not None and ev.event_id not in done:
-                    touched |= entries  # a later applied-set event of these entries runs again after it
+                rerun.note_applied(ev.event_id, entries)  # later applied-set events of these entries run again
                 continue
             code, message = reason
             everything = entries is None or stops_everything(code)

@@ -417,7 +417,10 @@ def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_n
         stop = next(i for i, e in enumerate(events) if e.event_id == outcome.block.event_id)
         assert _sentinel(cd) == events[stop - 1].event_id
     else:
-        assert outcome.status == "applied" and _sentinel(cd) == events[-1].event_id
+        # The sentinel never names an event the memory server cannot see: after a glued last event
+        # it stays on the event before it, and the glued one is in the applied set.
+        last = events[-2] if case == "glued" else events[-1]
+        assert outcome.status == "applied" and _sentinel(cd) == last.event_id
     after = hash_tree(cd)
     # Replaying again changes no byte.
     again = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
