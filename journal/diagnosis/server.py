@@ -10,6 +10,7 @@ of :mod:`journal.serverrules`. Nothing is written. The findings it adds have cod
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from journal.codec import same_json
 from journal.diagnosis.checks import Character
@@ -133,12 +134,18 @@ def _apply(
     c: Character, s: ServerStart, store: ProjectionStore, ev: Event, index: int | None, written: set[str]
 ) -> tuple[str, str] | None:
     """Run one record as the server does; the reason its replay stops here, or ``None``."""
+
+    def run(payload: Any) -> tuple[str, str] | None:
+        store.focus(payload)
+        reason = try_apply(c.registry, store, ev.type, payload)[0]
+        written.update(store.written)
+        if reason is None:
+            s.applied += 1
+        return reason
+
     payload = ev.payload
-    store.focus(payload)
-    reason = try_apply(c.registry, store, ev.type, payload)[0]
-    written |= store.written
+    reason = run(payload)
     if reason is None:
-        s.applied += 1
         return None
     outcome = server_outcome(reason[0])
     target = archive_target(ev.type, payload) if outcome == "write" and isinstance(payload, dict) else None
@@ -153,13 +160,7 @@ def _apply(
             if found != "holds":
                 s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
                 s.stray.append((relpath_or_abs(c.dir, path), shard_write_place(c.dir, target.archive, path)))
-            stripped = without_shard(payload)
-            store.focus(stripped)
-            reason = try_apply(c.registry, store, ev.type, stripped)[0]
-            written |= store.written
-            if reason is None:
-                s.applied += 1
-            return reason
+            return run(without_shard(payload))
     if outcome == "pass":
         if index is not None:
             s.passed.append(index)

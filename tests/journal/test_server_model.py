@@ -274,15 +274,10 @@ def test_after_a_correction_merge_only_a_replay_of_the_merge_event_stops(tmp_pat
 # -- (2) and (3): a full replay of a twice-merged entry -------------------------------------------------------
 
 
-def test_a_sentinel_naming_a_glued_event_makes_the_server_replay_everything_and_roll_back(tmp_path: Path) -> None:
-    ids = twice_merged(tmp_path, glued=True)
-    events, glued = ids["events"], ids["glued"]
-    c = only(tmp_path)
-    # Our reader recovers the glued event: our sentinel is fine and nothing is pending.
-    assert c.to_json()["sentinel"] == ok(glued, 6)
-    assert c.counts()["pending"] == 0 and c.blocked is None
-    assert server_start(c) == start(
-        {"state": "unknown_id", "event_id": glued, "index": None},
+def full_replay_of_twice_merged(ids: dict[str, Any], sentinel: dict[str, Any]) -> dict[str, Any]:
+    """§9.4: the server's full replay of the twice-merged entry, whatever made it full."""
+    return start(
+        sentinel,
         replay=replay(6, 2, twice_merged_stop(ids)),
         changes=ROLLBACK,
         changes_total=1,
@@ -294,6 +289,18 @@ def test_a_sentinel_naming_a_glued_event_makes_the_server_replay_everything_and_
         ],
         summary="the memory server's next start replays 6 events from the start of the journal, stops at #2 "
         "(view_drift) after applying 2, changes 1 entry",
+    )
+
+
+def test_a_sentinel_naming_a_glued_event_makes_the_server_replay_everything_and_roll_back(tmp_path: Path) -> None:
+    ids = twice_merged(tmp_path, glued=True)
+    events, glued = ids["events"], ids["glued"]
+    c = only(tmp_path)
+    # Our reader recovers the glued event: our sentinel is fine and nothing is pending.
+    assert c.to_json()["sentinel"] == ok(glued, 6)
+    assert c.counts()["pending"] == 0 and c.blocked is None
+    assert server_start(c) == full_replay_of_twice_merged(
+        ids, {"state": "unknown_id", "event_id": glued, "index": None}
     )
     unseen, full, stops = server_findings(c)
     assert (unseen.code, unseen.severity, unseen.event_id, unseen.file) == (
@@ -316,20 +323,7 @@ def test_a_missing_sentinel_on_a_twice_merged_folder_lists_the_rollback_and_the_
     ids = twice_merged(tmp_path, glued=False)
     (ids["path"] / SENTINEL_NAME).unlink()
     c = only(tmp_path)
-    assert server_start(c) == start(
-        {"state": "missing", "event_id": None, "index": None},
-        replay=replay(6, 2, twice_merged_stop(ids)),
-        changes=ROLLBACK,
-        changes_total=1,
-        writes=writes(SENTINEL_NAME, PERSONA),
-        left_unapplied=4,
-        notes=[
-            "its next live write moves the sentinel to the journal end: the 4 records its start leaves "
-            "unapplied are orphaned"
-        ],
-        summary="the memory server's next start replays 6 events from the start of the journal, stops at #2 "
-        "(view_drift) after applying 2, changes 1 entry",
-    )
+    assert server_start(c) == full_replay_of_twice_merged(ids, {"state": "missing", "event_id": None, "index": None})
     # Our own replay is a full replay too (sentinel.missing), so the full replay is a warning here.
     assert codes(c) == [("server.full_replay", "warning"), ("server.replay_stops", "error")]
     full = server_findings(c)[0]
