@@ -47,8 +47,8 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
         p = _Parser(
             prog="memory-inspector check",
             description="Diagnose a memory folder (read-only).",
-            epilog="exit codes: 0 only info findings; 1 a warning or an error; 2 PATH unreadable or bad "
-            "arguments; 130 interrupted",
+            epilog="exit codes: 0 only info findings; 1 a warning or an error; 2 PATH unreadable, holding no "
+            "character folder, or bad arguments; 130 interrupted",
         )
         p.add_argument("path", help="memory root, character folder or .zip export")
         p.add_argument("--character", metavar="NAME", help="only this character")

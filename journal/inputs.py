@@ -251,6 +251,21 @@ def is_character_folder(path: Path) -> bool:
         return False
 
 
+def holds_characters(entries: list[CharacterEntry]) -> bool:
+    """Whether the sub-folders of a memory root (:func:`characters_in`) hold any character: one of
+    them has a memory file, or cannot be looked into (its diagnosis says why), or is a refused
+    link. Then every sub-folder is a character, an empty one included (the server creates them
+    lazily). When none does, the folder is not a memory root at all."""
+    for e in entries:
+        if e.refusal is not None or is_character_folder(e.path):
+            return True
+        try:
+            os.listdir(e.path)
+        except OSError:
+            return True
+    return False
+
+
 _IGNORED_ROOT_NAMES = frozenset({"__MACOSX"})
 
 

@@ -20,7 +20,16 @@ from journal.diagnosis.values import (
     UnreadableInputError,
 )
 from journal.handlers import HandlerRegistry
-from journal.inputs import CharacterEntry, ZipLimits, characters_in, descend, extract_zip, is_character_folder
+from journal.inputs import (
+    CHARACTER_MARKERS,
+    CharacterEntry,
+    ZipLimits,
+    characters_in,
+    descend,
+    extract_zip,
+    holds_characters,
+    is_character_folder,
+)
 from journal.serverrules import CharacterList, find_characters_file, read_characters
 
 
@@ -130,6 +139,14 @@ def _fill(
         diag.kind = "root"
         diag.memory_root = str(base.absolute())
         entries = characters_in(base, root_real)
+        if not holds_characters(entries) and not diag.findings:  # refused zip members are reported instead
+            files = ", ".join(
+                f for f in ("events.ndjson", "persona.json", "reflections.json") if f in CHARACTER_MARKERS
+            )
+            raise UnreadableInputError(
+                f"{diag.path}: no character folder found here: a memory root holds one folder per character, "
+                f"each with its memory files ({files}, …); a character folder holds those files itself"
+            )
     if character is not None:
         entries = [e for e in entries if e.name == character]
         if not entries:

@@ -628,3 +628,33 @@ def test_a_reader_that_stops_early_ends_check_quietly(tmp_path):
     proc.stderr.close()
     assert proc.wait(timeout=60) in (0, 1, 141)  # it may have finished before the pipe closed
     assert "Traceback" not in err
+
+
+# -- a folder that holds no character -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_folder_without_any_character_is_exit_2_with_one_line_and_nothing_on_stdout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, as_json: bool
+) -> None:
+    docs = tmp_path / "docs"
+    (docs / "notes").mkdir(parents=True)
+    (docs / "readme.txt").write_text("not memory", encoding="utf-8")
+    before = folders.tree_snapshot(docs)
+    code, out, err = check(capsys, str(docs), *(["--json"] if as_json else []))
+    assert (code, out) == (2, "")
+    [line] = err.splitlines()
+    assert line.startswith(f"memory-inspector check: error: {docs}: no character folder found here")
+    assert "events.ndjson" in line and "one folder per character" in line
+    assert folders.tree_snapshot(docs) == before
+
+
+def test_an_empty_folder_beside_a_character_stays_a_character(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folders.healthy(tmp_path)
+    (tmp_path / "new-character").mkdir()  # the server creates character folders lazily
+    code, out, _ = check(capsys, str(tmp_path), "--json")
+    names = {c["name"]: c for c in json.loads(out)["characters"]}
+    assert code == 0 and set(names) == {"healthy", "new-character"}
+    assert [f["code"] for f in names["new-character"]["findings"]] == ["journal.absent"]
