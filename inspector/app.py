@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, QMessageLogContext, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -180,8 +180,21 @@ def take_screenshot(window: MainWindow, out: str) -> int:
     return 0
 
 
+#: Qt platform messages that say nothing to a user (the xcb and offscreen plugins print this one
+#: for every window they show).
+PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
+
+
+def _without_platform_noise(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+    """Qt's messages on stderr, as Qt prints them, except :data:`PLATFORM_NOISE`."""
+    if message in PLATFORM_NOISE:
+        return
+    print(message, file=sys.stderr)
+
+
 def run_gui(path: str | None, *, redact: bool, screenshot: str | None) -> int:
     """Open the window on ``path`` (the bundled sample when ``None``); ``screenshot`` renders and exits."""
+    qInstallMessageHandler(_without_platform_noise)
     app = make_application()
     prompter: Prompter | None = None
     if screenshot:

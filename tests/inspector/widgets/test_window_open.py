@@ -181,6 +181,7 @@ def test_screenshot_offscreen_with_redaction(tmp_path):
     done = _run_cli(["--screenshot", str(out), "--redact", str(root)], {"QT_QPA_PLATFORM": "offscreen"}, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "platform offscreen" in done.stdout
+    assert "propagateSizeHints" not in done.stderr  # Qt platform noise is not shown to the user
     width, height = _png_size(out)
     assert width >= 1000 and height >= 600
     bad = _run_cli(["--screenshot", str(tmp_path / "x.png"), str(tmp_path / "nope")], {"QT_QPA_PLATFORM": "offscreen"},
@@ -210,6 +211,7 @@ def test_real_window_under_xvfb(tmp_path):
         done = _run_cli(["--screenshot", str(out), str(root)], env, tmp_path)
         assert done.returncode == 0, done.stderr
         assert "platform xcb" in done.stdout
+        assert "propagateSizeHints" not in done.stderr
         width, height = _png_size(out)
         assert width >= 1000 and height >= 600
     finally:
