@@ -142,6 +142,11 @@ class MainWindow(QMainWindow):
         for w in (self.status_sentinel, self.status_watch, self.status_size, self.status_refresh):
             w.setMinimumWidth(w.fontMetrics().horizontalAdvance("Last refresh: 00:00:00") + 8)
             bar.addPermanentWidget(w)
+        # Redaction shows, so that a screenshot says it (and one without it does not pass for redacted).
+        self.status_redacted = QLabel("<b>Redacted</b>")
+        self.status_redacted.setToolTip("Entry text and chat content are hidden (View ▸ Redact text, Ctrl+Shift+R)")
+        self.status_redacted.setVisible(False)
+        bar.addPermanentWidget(self.status_redacted)
         self._show_progress(False)
 
     def _action(self, text: str, slot: Any, shortcut: Any = None, icon: str | None = None, tip: str = "") -> QAction:
@@ -345,8 +350,7 @@ class MainWindow(QMainWindow):
     def _on_loaded(self, folder: LoadedFolder) -> None:
         self._show_progress(False)
         loc = folder.location
-        shown = f" — {self.session.current}" if self.session.current else ""
-        self.setWindowTitle(f"{APP_TITLE} — {loc.label}{shown}")
+        self._refresh_title()
         if self.recent is not None and loc.kind != "sample":
             self.recent.add(loc.path)
             self._refresh_recent_menu()
@@ -395,9 +399,7 @@ class MainWindow(QMainWindow):
         if rel:
             self.detail.views.show_file(self.session.load_view_file(rel))
         self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
-        loc = self.session.location
-        if loc is not None:
-            self.setWindowTitle(f"{APP_TITLE} — {loc.label} — {name}")
+        self._refresh_title()
         self._update_counts()
         if self.timeline.following:
             self.timeline.set_following(True)
@@ -717,6 +719,19 @@ class MainWindow(QMainWindow):
         self.session.set_redact(on)
         self.detail.event_detail.set_redact(on)
         self.detail.views.set_redact(on)
+        self.status_redacted.setVisible(on)
+        self._refresh_title()
+
+    def _refresh_title(self) -> None:
+        """The title: the app, what is open, the character, and whether text is redacted."""
+        parts = [APP_TITLE]
+        loc = self.session.location
+        if loc is not None:
+            parts.append(loc.label)
+            if self.session.current:
+                parts.append(self.session.current)
+        title = " — ".join(parts)
+        self.setWindowTitle(f"{title} (redacted)" if self.redact_action.isChecked() else title)
 
     def replay_target(self) -> tuple[str, str | None] | None:
         """What guarded replay acts on: ``(PATH, character)`` of what is open, or ``None``."""

@@ -217,3 +217,15 @@ def test_real_window_under_xvfb(tmp_path):
     finally:
         xvfb.terminate()
         xvfb.wait(10)
+
+
+def test_redaction_shows_in_the_title_and_the_status_bar(qtbot, inspector_window, tmp_path):  # noqa: F811
+    root = two_characters(tmp_path / "memory")
+    open_and_wait(qtbot, inspector_window, root)
+    plain = inspector_window.windowTitle()
+    assert "(redacted)" not in plain and inspector_window.status_redacted.isHidden()
+    inspector_window.redact_action.trigger()
+    assert inspector_window.windowTitle() == f"{plain} (redacted)"
+    assert not inspector_window.status_redacted.isHidden()
+    inspector_window.redact_action.trigger()
+    assert inspector_window.windowTitle() == plain and inspector_window.status_redacted.isHidden()
