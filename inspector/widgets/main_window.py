@@ -667,6 +667,9 @@ class MainWindow(QMainWindow):
         if pos is None:
             self.statusBar().showMessage("No problems in the rows shown.", 5000)
             return
+        if (step > 0 and pos <= start) or (step < 0 and pos >= start):
+            which = "first" if step > 0 else "last"
+            self.statusBar().showMessage(f"Wrapped around to the {which} problem.", 5000)
         self._select_position(pos)
 
     def ask_goto_event(self) -> None:

@@ -129,9 +129,11 @@ def test_problem_keys_go_to_event_and_findings(qtbot, loaded):
     model = window.session.timeline_model
     window.next_problem_action.trigger()
     assert window.selected_ref() == 31
+    assert "Wrapped" not in window.statusBar().currentMessage()
     assert "Why blocked" in window.detail.event_detail.reason.text()
     window.previous_problem_action.trigger()
-    assert window.selected_ref() == 31  # the only problem: wraps onto itself
+    assert window.selected_ref() == 31  # the only problem: wraps onto itself, and says so
+    assert window.statusBar().currentMessage() == "Wrapped around to the last problem."
     tl = window.session.timeline()
     window.prompter.event_id = tl.events.event_id(5)[:8]
     window.goto_action.trigger()
