@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -114,9 +114,12 @@ class FilterBar(QWidget):
         self.entry.setPlaceholderText("Entry id…")
         self.entry.setClearButtonEnabled(True)
         self.entry.setMaximumWidth(200)
-        self.error = QLabel(self)
-        self.error.setObjectName("FilterError")
-        self.error.hide()
+        # A filter error never changes the layout (a long message in a label once pushed the window
+        # past the screen): the search box gets a red tint and the message as its tooltip.
+        self.error_message = ""
+        self._text_tip = "Search payloads: plain text, or a regular expression with .*"
+        self.text.setToolTip(self._text_tip)
+        self._text_palette = QPalette(self.text.palette())
         self.count = QLabel(self)
         layout.addWidget(icon)
         layout.addWidget(self.types)
@@ -124,7 +127,6 @@ class FilterBar(QWidget):
         layout.addWidget(self.text, 2)
         layout.addWidget(self.regex)
         layout.addWidget(self.entry, 1)
-        layout.addWidget(self.error)
         layout.addWidget(self.count)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -162,8 +164,22 @@ class FilterBar(QWidget):
         self.filter_changed.emit(flt)
 
     def show_error(self, message: str | None) -> None:
-        self.error.setText(message or "")
-        self.error.setVisible(bool(message))
+        """Mark the search box as invalid (a red tint, the message as its tooltip), or clear it."""
+        self.error_message = message or ""
+        if message:
+            base = self._text_palette.color(QPalette.ColorRole.Base)
+            red = QColor(220, 40, 40)
+            tinted = QColor(
+                (base.red() * 2 + red.red()) // 3,
+                (base.green() * 2 + red.green()) // 3,
+                (base.blue() * 2 + red.blue()) // 3,
+            )
+            palette = QPalette(self._text_palette)
+            palette.setColor(QPalette.ColorRole.Base, tinted)
+            self.text.setPalette(palette)  # a tint, not a frame: the box keeps its size
+        else:
+            self.text.setPalette(self._text_palette)
+        self.text.setToolTip(f"{message} (the last valid filter stays in force)" if message else self._text_tip)
 
     def show_count(self, shown: int, total: int, busy: bool = False) -> None:
         if busy:

@@ -111,11 +111,17 @@ def test_filters_by_type_state_text_and_entry(qtbot, loaded):
     bar.text.setText(r"9\.5\}\}$")  # only the pending event's payload ends there (no "source" key)
     bar.emit_filter()
     assert [r[0] for r in dump(model)] == ["30"]
-    bar.text.setText("([")
+    width = bar.sizeHint().width()
+    bar.text.setText("([" * 200)  # a long error message must not grow the bar (nor the window)
     bar.emit_filter()
-    assert bar.error.isVisible() and "invalid regular expression" in bar.error.text()
+    assert "invalid regular expression" in bar.error_message
+    assert "invalid regular expression" in bar.text.toolTip()
+    assert bar.text.palette().color(QPalette.ColorRole.Base) != bar.palette().color(QPalette.ColorRole.Base)
+    assert bar.sizeHint().width() <= width
     assert model.rowCount() == 1  # the last valid filter stays in force
     bar.clear()
+    assert bar.error_message == ""
+    assert bar.text.palette().color(QPalette.ColorRole.Base) == bar.palette().color(QPalette.ColorRole.Base)
     bar.entry.setText("0000000000000003")
     bar.emit_filter()
     assert {r[3] for r in dump(model)} == {"ref_0000000000000003"}
