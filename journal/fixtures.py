@@ -758,6 +758,7 @@ SAMPLE_CASES = (
     "archive-entry-lost",
     "persona-drift",
     "wedged-merge",
+    "outbox-backlog",
 )
 
 

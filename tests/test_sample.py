@@ -58,3 +58,5 @@ def test_the_sample_shows_every_state(monkeypatch: pytest.MonkeyPatch, tmp_path:
     glued = by_name["glued-torn-line"]
     assert glued.server_start is not None and glued.server_start.sentinel.state == "unknown_id"
     assert "server.sentinel_unseen" in [f.code for f in glued.findings]
+    # the Outbox tab has something to show: a pending operation and a dead letter
+    assert {f.code for f in by_name["outbox-backlog"].findings} >= {"outbox.pending", "outbox.dead_letter"}

@@ -462,7 +462,7 @@ def _outbox_findings(diag: CharacterDiagnosis, outbox: OutboxRead, findings: Fin
             "outbox.pending",
             "info",
             f"{k} outbox operation{'s' if k != 1 else ''} pending ({summary(outbox.pending)}): "
-            f"the next startup runs them{extra}",
+            f"the memory server's next start runs them, in the background{extra}",
             file=OUTBOX_NAME,
         )
     if outbox.dead_letters:
