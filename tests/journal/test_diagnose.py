@@ -536,7 +536,8 @@ def test_outbox_pending_and_dead_letter_and_temp_leftovers(tmp_path: Path) -> No
             finding(
                 "outbox.pending",
                 "info",
-                "1 outbox operation pending (synth_reflection ×1): the memory server's next start runs them, in the background",
+                "1 outbox operation pending (synth_reflection ×1): the memory server's next start runs them, "
+                "in the background",
                 None,
                 "outbox.ndjson",
             ),
