@@ -49,6 +49,13 @@ def _size_text(size: int) -> str:
     return str(size)
 
 
+#: What the window says while nothing is open: what to do (issue 16 item 13).
+NOTHING_OPEN = (
+    "No folder open. Open a memory root or a character folder (File ▸ Open folder, Ctrl+O), a .zip export "
+    "(Ctrl+Shift+O), drop one on the window, or try the bundled sample (File ▸ Open the bundled sample)."
+)
+
+
 class MainWindow(QMainWindow):
     """The inspector window. It renders the session's models and forwards gestures to it.
 
@@ -84,10 +91,11 @@ class MainWindow(QMainWindow):
         self.characters = CharacterList(session.characters_model)
         self.characters.describe = self._describe_character
         self.server_panel = ServerStartPanel()
-        self.server_panel.set_message("No folder open.")
+        self.server_panel.set_message(NOTHING_OPEN)
         self.sentinel_bar = SentinelBar()
         self.filter_bar = FilterBar()
         self.timeline = TimelineView()
+        self.timeline.empty_text = NOTHING_OPEN
         self.timeline.setModel(session.timeline_model)
         self.legend = StateLegend()
         self.detail = DetailTabs(session.findings_model, session.outbox_model)

@@ -273,11 +273,20 @@ class TimelineView(QTableView):
                     return True
         return super().viewportEvent(event)
 
+    #: Shown in the empty timeline while no character is open (set by the window).
+    empty_text = ""
+
     def paintEvent(self, event: Any) -> None:
-        """Override: paint the rows, the memory server's marks, then the sentinel marker over them."""
+        """Override: paint the rows, the memory server's marks, then the sentinel marker over them;
+        with no character open, what to do instead."""
         super().paintEvent(event)
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        model = self.model()
+        if self.empty_text and isinstance(model, EventTableModel) and model.timeline is None:
+            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            box = self.viewport().rect().adjusted(24, 24, -24, -24)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.empty_text)
         self._paint_server_marks(painter)
         rect = self.sentinel_marker_rect()
         if rect is None:

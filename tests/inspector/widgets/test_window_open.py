@@ -120,8 +120,9 @@ def test_drag_and_drop_a_folder(qtbot, inspector_window, tmp_path):  # noqa: F81
     enter = _drag_enter(mime)
     inspector_window.dragEnterEvent(enter)
     assert enter.isAccepted()
-    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                      Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
     with qtbot.waitSignal(inspector_window.session.loaded, timeout=WAIT_MS):
         inspector_window.dropEvent(drop)
     assert inspector_window.session.location.path == root
@@ -184,8 +185,9 @@ def test_screenshot_offscreen_with_redaction(tmp_path):
     assert "propagateSizeHints" not in done.stderr  # Qt platform noise is not shown to the user
     width, height = _png_size(out)
     assert width >= 1000 and height >= 600
-    bad = _run_cli(["--screenshot", str(tmp_path / "x.png"), str(tmp_path / "nope")], {"QT_QPA_PLATFORM": "offscreen"},
-                   tmp_path)
+    bad = _run_cli(
+        ["--screenshot", str(tmp_path / "x.png"), str(tmp_path / "nope")], {"QT_QPA_PLATFORM": "offscreen"}, tmp_path
+    )
     assert bad.returncode == 2 and "does not exist" in bad.stderr
     assert not (tmp_path / "x.png").exists()
 
@@ -229,3 +231,27 @@ def test_redaction_shows_in_the_title_and_the_status_bar(qtbot, inspector_window
     assert not inspector_window.status_redacted.isHidden()
     inspector_window.redact_action.trigger()
     assert inspector_window.windowTitle() == plain and inspector_window.status_redacted.isHidden()
+
+
+def test_with_nothing_open_the_window_says_what_to_do(qtbot, inspector_window, tmp_path):  # noqa: F811
+    from PySide6.QtGui import QImage
+
+    from inspector.widgets.main_window import NOTHING_OPEN
+
+    window = inspector_window
+    window.show()
+    qtbot.waitExposed(window)
+    assert "Open a memory root" in NOTHING_OPEN and "bundled sample" in NOTHING_OPEN
+    assert window.server_panel.plain_text().endswith(NOTHING_OPEN)
+
+    def drawn_in_the_middle() -> bool:
+        image = window.timeline.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+        background = image.pixelColor(2, 2)
+        middle = image.height() // 2
+        return any(
+            image.pixelColor(x, y) != background for y in range(middle - 20, middle + 20) for x in range(image.width())
+        )
+
+    assert drawn_in_the_middle()  # the empty timeline shows the same hint
+    open_and_wait(qtbot, window, two_characters(tmp_path / "memory"))
+    assert not window.server_panel.plain_text().endswith(NOTHING_OPEN)
