@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 import resources
 from inspector.core.prompter import HeadlessPrompter, Prompter
 from inspector.core.recent import RecentLocations, default_config_dir
+from inspector.platform_check import warn_missing_xcb_libraries
 from inspector.widgets import refcount_guard
 from inspector.widgets.dialogs import DialogPrompter
 from inspector.widgets.dispatch import GuiDispatcher
@@ -195,6 +196,7 @@ def _without_platform_noise(mode: QtMsgType, context: QMessageLogContext, messag
 def run_gui(path: str | None, *, redact: bool, screenshot: str | None) -> int:
     """Open the window on ``path`` (the bundled sample when ``None``); ``screenshot`` renders and exits."""
     qInstallMessageHandler(_without_platform_noise)
+    warn_missing_xcb_libraries()  # Qt's own abort would not say which package is missing
     app = make_application()
     prompter: Prompter | None = None
     if screenshot:
