@@ -37,6 +37,8 @@ from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.session import SessionController
 from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
 from journal.diagnosis import EventInfo, Finding
+from journal.events import JOURNAL_NAME
+from journal.outbox import OUTBOX_NAME
 
 APP_TITLE = "Memory Inspector"
 
@@ -714,6 +716,17 @@ class MainWindow(QMainWindow):
                 return
         if finding.file:
             rel = finding.file.replace(os.sep, "/")
+            if rel == JOURNAL_NAME:
+                # A journal-level finding: NDJSON is never parsed as one document. The age of a
+                # journal is its first line's; anything else about it (a torn end) is at its end.
+                position = 0 if finding.code == "compaction.due" else self.session.timeline_model.rowCount() - 1
+                if position >= 0:
+                    self.detail.setCurrentWidget(self.detail.event_detail)
+                    self._select_position(position)
+                return
+            if rel == OUTBOX_NAME:
+                self.detail.setCurrentWidget(self.detail.outbox)
+                return
             self.detail.setCurrentWidget(self.detail.views)
             self.detail.views.show_file(self.session.load_view_file(rel))
 

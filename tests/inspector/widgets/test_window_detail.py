@@ -149,3 +149,19 @@ def test_activating_a_file_finding_shows_the_file(qtbot, make_inspector_window, 
     assert window.detail.currentWidget() is views
     assert views.current_file() == "reflections.json"
     assert "not valid JSON" in views.error.text()
+
+
+def test_a_journal_level_finding_selects_a_row_never_parses_the_journal_as_json(qtbot, inspector_window, tmp_path):  # noqa: F811
+    from journal import fixtures as folders
+    from journal.diagnosis import Finding
+
+    built = folders.torn_tail(tmp_path)
+    open_and_wait(qtbot, inspector_window, built.path)
+    window = inspector_window
+    window.activate_finding(Finding("compaction.due", "info", "due", file="events.ndjson"))
+    assert window.detail.currentWidget() is window.detail.event_detail and window.timeline.currentIndex().row() == 0
+    window.activate_finding(Finding("server.next_append_glued", "warning", "torn", file="events.ndjson"))
+    assert window.timeline.currentIndex().row() == window.session.timeline_model.rowCount() - 1
+    assert "not valid JSON" not in window.detail.views.error.text()
+    window.activate_finding(Finding("outbox.pending", "info", "pending", file="outbox.ndjson"))
+    assert window.detail.currentWidget() is window.detail.outbox
