@@ -47,6 +47,21 @@ def row_health(row: CharacterRow) -> str:
     return row.health
 
 
+def chips_that_fit(texts: list[str], width: int, measure: Callable[[str], int], gap: int) -> int:
+    """How many chips of ``texts`` to draw in ``width`` pixels: all when they fit, else as many as
+    fit beside a ``+N`` chip for the rest (at least one)."""
+    widths = [measure(t) for t in texts]
+    if sum(widths) + gap * max(0, len(widths) - 1) <= width:
+        return len(texts)
+    used = 0
+    for i, w in enumerate(widths):
+        plus = measure(f"+{len(texts) - i}")
+        if i and used + w + gap + plus > width:
+            return i
+        used += w + gap
+    return max(1, len(texts) - 1)
+
+
 def chip_items(row: CharacterRow) -> list[tuple[str, str]]:
     """Every chip of a row, in order: the server's, then ours (``healthy`` only when both agree)."""
     server = server_chip(row)
@@ -102,10 +117,12 @@ class BadgeDelegate(QStyledItemDelegate):
         sfm = QFontMetrics(small)
         x = r.left()
         y = r.top() + fm.height() + _PAD // 2
-        for text, state in chip_items(row):
+        items = chip_items(row)
+        shown = chips_that_fit([t for t, _ in items], r.width(), lambda t: sfm.horizontalAdvance(t) + 10, 4)
+        if shown < len(items):  # never drop a chip silently: the rest is "+N" (all of them in the tooltip)
+            items = [*items[:shown], (f"+{len(items) - shown}", "")]
+        for text, state in items:
             w = sfm.horizontalAdvance(text) + 10
-            if x + w > r.right() and x > r.left():
-                break
             chip = QRect(x, y, w, sfm.height() + 2)
             if state:
                 fill = accent_color(palette, state)

@@ -341,6 +341,9 @@ class SessionController(QObject):
             note = "views only"
         elif not d.journal.present:
             note = "no journal"
+        elif tl.sentinel.state in ("missing", "malformed", "null", "unknown_id") and len(tl.events):
+            # the three read alike as "N pending" otherwise; each means something else
+            note = {"unknown_id": "sentinel unknown"}.get(tl.sentinel.state, f"sentinel {tl.sentinel.state}")
         return CharacterRow(tl.name, tl.badge(), note)
 
     def show_character(self, name: str) -> None:
