@@ -12,10 +12,8 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
     QMainWindow,
-    QMenu,
     QProgressBar,
     QSplitter,
-    QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -26,6 +24,7 @@ from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
 from inspector.core.prompter import Prompter
 from inspector.core.recent import RecentLocations
+from inspector.core.replay.backup import default_backup_root
 from inspector.core.replay_preview import ReplayPreview, diff_as_tree
 from inspector.core.timeline import Row, SentinelState
 from inspector.core.views import files_for_event, locate_entry
@@ -33,9 +32,11 @@ from inspector.widgets import icons
 from inspector.widgets.characters import CharacterList
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
+from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.session import SessionController
 from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
+from inspector.widgets.window_actions import build_actions
 from journal.diagnosis import EventInfo, Finding
 from journal.events import JOURNAL_NAME
 from journal.outbox import OUTBOX_NAME
@@ -173,81 +174,7 @@ class MainWindow(QMainWindow):
         return action
 
     def _build_actions(self) -> None:
-        self.open_folder_action = self._action(
-            "Open &folder…", self.ask_open_folder, QKeySequence.StandardKey.Open, icons.OPEN_FOLDER,
-            "Open a memory root or one character's folder",
-        )
-        self.open_zip_action = self._action(
-            "Open &zip export…", self.ask_open_zip, "Ctrl+Shift+O", icons.OPEN_ZIP, "Open a .zip export (read-only)"
-        )
-        self.open_sample_action = self._action("Open the bundled &sample", self.session.open_sample)
-        self.reload_action = self._action(
-            "&Reload", lambda: self.session.reload(), QKeySequence.StandardKey.Refresh, icons.RELOAD,
-            "Read the folder again",
-        )
-        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.jump_action = self._action(
-            "&Jump to sentinel", self.jump_to_sentinel, "Ctrl+J", icons.SENTINEL, "Select the sentinel's event"
-        )
-        self.next_problem_action = self._action(
-            "&Next problem", lambda: self.goto_problem(1), "F8", icons.NEXT_PROBLEM,
-            "Next blocked, orphaned, suspect or damaged row (F8)",
-        )
-        self.previous_problem_action = self._action(
-            "&Previous problem", lambda: self.goto_problem(-1), "Shift+F8", icons.PREVIOUS_PROBLEM,
-            "Previous problem (Shift+F8)",
-        )
-        self.goto_action = self._action(
-            "&Go to event…", self.ask_goto_event, "Ctrl+G", icons.GOTO, "Select an event by id, id prefix or #index"
-        )
-        self.follow_action = self._action(
-            "&Follow new events", self._on_follow_triggered, "Ctrl+End", icons.FOLLOW,
-            "Keep the newest event in view (pauses when you scroll up)",
-        )
-        self.follow_action.setCheckable(True)
-        self.follow_action.setChecked(True)
-        self.redact_action = self._action(
-            "&Redact text", self._on_redact_triggered, "Ctrl+Shift+R", icons.REDACT,
-            "Hide entry text and chat content (for screenshots)",
-        )
-        self.redact_action.setCheckable(True)
-        self.clear_filter_action = self._action("&Clear filter", self.filter_bar.clear, "Ctrl+Shift+F")
-
-        menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
-        file_menu.addAction(self.open_folder_action)
-        file_menu.addAction(self.open_zip_action)
-        file_menu.addAction(self.open_sample_action)
-        self.recent_menu = QMenu("Open &recent", self)
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addSeparator()
-        file_menu.addAction(self.reload_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        view_menu = menu.addMenu("&View")
-        view_menu.addAction(self.redact_action)
-        view_menu.addAction(self.follow_action)
-        view_menu.addAction(self.clear_filter_action)
-        go_menu = menu.addMenu("&Go")
-        for a in (self.jump_action, self.next_problem_action, self.previous_problem_action, self.goto_action):
-            go_menu.addAction(a)
-        #: Actions that change a folder (guarded replay, restore) are added here by the composition root.
-        self.tools_menu = menu.addMenu("&Tools")
-        self._refresh_recent_menu()
-
-        toolbar = QToolBar("Main")
-        toolbar.setObjectName("MainToolbar")
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        toolbar.setMovable(False)
-        for a in (self.open_folder_action, self.open_zip_action, self.reload_action):
-            toolbar.addAction(a)
-        toolbar.addSeparator()
-        for a in (self.jump_action, self.previous_problem_action, self.next_problem_action, self.goto_action):
-            toolbar.addAction(a)
-        toolbar.addSeparator()
-        toolbar.addAction(self.follow_action)
-        toolbar.addAction(self.redact_action)
-        self.addToolBar(toolbar)
+        build_actions(self)
 
     def _connect(self) -> None:
         s = self.session
@@ -367,9 +294,7 @@ class MainWindow(QMainWindow):
         if self.session.last_refresh is not None:
             self._on_refreshed(self.session.last_refresh)
         n = len(folder.timelines)
-        self.statusBar().showMessage(
-            f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s.", 8000
-        )
+        self.statusBar().showMessage(f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s.", 8000)
         if self.session.current is not None:
             self.characters.select_name(self.session.current)
         else:
@@ -498,8 +423,13 @@ class MainWindow(QMainWindow):
 
     def _update_enabled(self) -> None:
         has = self.session.folder is not None
-        for a in (self.reload_action, self.jump_action, self.next_problem_action, self.previous_problem_action,
-                  self.goto_action):
+        for a in (
+            self.reload_action,
+            self.jump_action,
+            self.next_problem_action,
+            self.previous_problem_action,
+            self.goto_action,
+        ):
             a.setEnabled(has)
 
     def changeEvent(self, event: QEvent) -> None:
@@ -731,6 +661,22 @@ class MainWindow(QMainWindow):
             self.detail.views.show_file(self.session.load_view_file(rel))
 
     # -- toggles ------------------------------------------------------------------------------------------
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        """Every keyboard shortcut of the window (F1), searchable."""
+        actions = [a for a in self.findChildren(QAction)]
+        dialog = ShortcutsDialog(shortcut_rows(actions), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def show_about(self) -> AboutDialog:
+        """Versions and where settings and backups live."""
+        config = self.recent.file.parent if self.recent is not None else None
+        dialog = AboutDialog(about_lines(config, default_backup_root()), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def _on_follow_triggered(self, checked: bool) -> None:
         self.timeline.set_following(checked)

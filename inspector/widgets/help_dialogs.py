@@ -1,0 +1,103 @@
+"""The Help menu's dialogs: About (versions, where settings and backups live) and the keyboard
+shortcuts, searchable. The texts are built by plain functions, so they are tested without a window."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import PySide6
+from PySide6.QtCore import Qt, qVersion
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector import __version__
+
+#: The README beside the package (a source checkout or an editable install), for the window tour.
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def about_lines(config_dir: Path | None, backup_root: Path) -> list[str]:
+    """What About says: the versions, and where this installation keeps its files."""
+    return [
+        f"memory-inspector {__version__}",
+        f"Python {platform.python_version()} · PySide6 {PySide6.__version__} · Qt {qVersion()} · {sys.platform}",
+        f"Settings and recent folders: {config_dir if config_dir is not None else '(not kept)'}",
+        f"Backups of guarded replay and restore: {backup_root}",
+        f"Window tour: {README if README.is_file() else 'the README of the project'} (section 'The window')",
+    ]
+
+
+def shortcut_rows(actions: Iterable[QAction]) -> list[tuple[str, str]]:
+    """``(action, shortcut)`` for every action that has a shortcut, sorted by action name."""
+    rows = []
+    for action in actions:
+        keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts() if not k.isEmpty()]
+        if keys:
+            rows.append((action.text().replace("&", "").rstrip("…").strip(), ", ".join(keys)))
+    return sorted(set(rows), key=lambda r: r[0].lower())
+
+
+class ShortcutsDialog(QDialog):
+    """Every keyboard shortcut of the window, with a filter box (type to narrow the list)."""
+
+    def __init__(self, rows: list[tuple[str, str]], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.resize(460, 520)
+        layout = QVBoxLayout(self)
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search shortcuts…")
+        self.search.setClearButtonEnabled(True)
+        self.table = QTreeWidget(self)
+        self.table.setHeaderLabels(["Action", "Shortcut"])
+        self.table.setRootIsDecorated(False)
+        for name, keys in rows:
+            QTreeWidgetItem(self.table, [name, keys])
+        self.table.resizeColumnToContents(0)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(self.search)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(buttons)
+        self.search.textChanged.connect(self.apply_search)
+        self.search.setFocus()
+
+    def apply_search(self, text: str) -> None:
+        """Show only the rows whose action or shortcut contains ``text`` (case-insensitive)."""
+        needle = text.strip().lower()
+        for i in range(self.table.topLevelItemCount()):
+            item = self.table.topLevelItem(i)
+            hit = not needle or needle in item.text(0).lower() or needle in item.text(1).lower()
+            item.setHidden(not hit)
+
+    def visible_rows(self) -> list[tuple[str, str]]:
+        items = (self.table.topLevelItem(i) for i in range(self.table.topLevelItemCount()))
+        return [(it.text(0), it.text(1)) for it in items if not it.isHidden()]
+
+
+class AboutDialog(QDialog):
+    """Versions and where this installation keeps its files (selectable, to paste into a report)."""
+
+    def __init__(self, lines: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("About memory-inspector")
+        layout = QVBoxLayout(self)
+        self.label = QLabel("\n".join(lines), self)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setWordWrap(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(self.label)
+        layout.addWidget(buttons)

@@ -1,0 +1,38 @@
+"""The Help menu: keyboard shortcuts (F1, searchable) and About (versions, where files live)."""
+
+from __future__ import annotations
+
+import PySide6
+import pytest
+
+from inspector import __version__
+from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
+    WAIT_MS,
+    inspector_window,
+    make_inspector_window,
+)
+
+pytestmark = pytest.mark.gui
+
+
+def test_f1_lists_every_shortcut_and_the_list_is_searchable(qtbot, inspector_window) -> None:  # noqa: F811
+    window = inspector_window
+    assert window.shortcuts_action.shortcut().toString() == "F1"
+    dialog = window.show_shortcuts()
+    qtbot.addWidget(dialog)
+    rows = dict(dialog.visible_rows())
+    assert rows["Next problem"] == "F8" and rows["Jump to sentinel"] == "Ctrl+J"
+    assert rows["Redact text"] == "Ctrl+Shift+R" and rows["Go to event"] == "Ctrl+G"
+    dialog.search.setText("sentinel")
+    assert [name for name, _ in dialog.visible_rows()] == ["Jump to sentinel"]
+    dialog.search.setText("")
+    assert len(dialog.visible_rows()) == len(rows)
+
+
+def test_about_says_the_versions_and_where_files_live(qtbot, inspector_window, tmp_path) -> None:  # noqa: F811
+    dialog = inspector_window.show_about()
+    qtbot.addWidget(dialog)
+    text = dialog.label.text()
+    assert f"memory-inspector {__version__}" in text and f"PySide6 {PySide6.__version__}" in text
+    assert str(tmp_path / "config") in text  # the window's config folder
+    assert "Backups of guarded replay and restore:" in text and "Window tour:" in text
