@@ -26,7 +26,7 @@ from journal.diagnosis import (
     Finding,
     diagnose_path,
 )
-from journal.diagnosis.values import ServerStart, is_server_start_finding
+from journal.diagnosis.values import ServerStart, is_server_start_finding, is_shown
 
 PROG = "memory-inspector check"
 
@@ -364,9 +364,7 @@ def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]
 
 
 def _shown(value: Any) -> str:
-    if value is None or isinstance(value, (bool, int, float)):
-        return json.dumps(value)
-    return "…"
+    return json.dumps(value) if is_shown(value) else "…"
 
 
 def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:

@@ -25,7 +25,7 @@ from inspector.core.timeline import CharacterTimeline
 from inspector.models.colors import accent_color, blend, state_color
 from inspector.widgets import icons
 from journal.diagnosis import Finding
-from journal.diagnosis.values import EntryChange, ServerStart, is_server_start_finding
+from journal.diagnosis.values import EntryChange, ServerStart, is_server_start_finding, is_shown
 
 #: The panel's title: the actor, and why it comes first.
 TITLE = "Memory server's next start"
@@ -95,9 +95,7 @@ def _plural(n: int, word: str, many: str | None = None) -> str:
 
 def _value(value: Any) -> str | None:
     """A field value the panel may show (numbers, booleans, null); ``None`` for text (private)."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return json.dumps(value)
-    return None
+    return json.dumps(value) if is_shown(value) else None
 
 
 def change_text(change: EntryChange) -> str:

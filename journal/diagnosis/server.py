@@ -87,8 +87,8 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         written.add(PERSONA)
     if s.applied:
         written.add(SENTINEL_NAME)
-    named = list(dict.fromkeys(s.writes))  # shards written where a payload's basename leads
-    s.writes = [(w, False) for w in sorted(written)] + [w for w in named if w not in {(x, False) for x in written}]
+    # the store's writes, then the shards written where a payload's basename leads (once each)
+    s.writes = [(w, False) for w in sorted(written)] + [w for w in dict.fromkeys(s.writes) if w[0] not in written]
     for change in _changes(store):
         s.changes_total += 1
         if len(s.changes) < MAX_CHANGES:

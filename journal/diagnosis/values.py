@@ -184,8 +184,14 @@ class EntryChange:
         }
 
 
+def is_shown(value: Any) -> bool:
+    """Whether a changed field's value may be shown: numbers, booleans and null. Text stays private
+    (the one rule of ``server_start.changes``, the human output and the window's panel)."""
+    return value is None or isinstance(value, (bool, int, float))
+
+
 def _shown(value: Any) -> Any:
-    return value if value is None or isinstance(value, (bool, int, float)) else "..."
+    return value if is_shown(value) else "..."
 
 
 @dataclass(frozen=True, slots=True)
