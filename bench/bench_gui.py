@@ -176,7 +176,7 @@ def window_run(root: Path, appends: int, extras: bool, args: argparse.Namespace,
     from inspector.core import live
     from inspector.core.filtering import TimelineFilter
     from inspector.core.prompter import HeadlessPrompter
-    from inspector.widgets import session as session_mod
+    from inspector.controllers import session as session_mod
 
     costs_watch: list[float] = []
     costs_gui: list[float] = []

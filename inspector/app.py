@@ -13,14 +13,14 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 import resources
+from inspector.controllers.dispatch import GuiDispatcher
+from inspector.controllers.session import SessionController
 from inspector.core.prompter import HeadlessPrompter, Prompter
 from inspector.core.recent import RecentLocations, default_config_dir
 from inspector.platform_check import warn_missing_xcb_libraries
 from inspector.widgets import refcount_guard
 from inspector.widgets.dialogs import DialogPrompter
-from inspector.widgets.dispatch import GuiDispatcher
 from inspector.widgets.main_window import MainWindow
-from inspector.widgets.session import SessionController
 
 #: How long ``--screenshot`` waits for the folder to load (seconds).
 SCREENSHOT_TIMEOUT = 300
@@ -110,7 +110,7 @@ def build_window(
 
 def attach_replay(window: MainWindow) -> Any:
     """Add guarded replay and restore (Tools menu) to the window and keep it in step with them."""
-    from inspector.widgets.replay_dialog import install_replay_actions
+    from inspector.controllers.replay import install_replay_actions
 
     controller = install_replay_actions(window, window.tools_menu, current_target=window.replay_target)
     session = window.session

@@ -1,7 +1,7 @@
 """Background work without Qt: a cancel token and a thread that runs one job and reports back.
 
 Callbacks run in the worker thread; the GUI wraps them so that they are delivered on its own
-thread (``inspector.widgets.dispatch``). Threads are not daemons: whoever starts a job stops it
+thread (``inspector.controllers.dispatch``). Threads are not daemons: whoever starts a job stops it
 (:meth:`BackgroundJob.cancel` then :meth:`BackgroundJob.join`), and the test suite fails on leaks.
 """
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.controllers.session import SessionController
 from inspector.core.filtering import TimelineFilter
 from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
@@ -34,7 +35,6 @@ from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
-from inspector.widgets.session import SessionController
 from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
 from inspector.widgets.window_actions import build_actions
 from journal.diagnosis import EventInfo, Finding

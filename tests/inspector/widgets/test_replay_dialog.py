@@ -9,10 +9,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMainWindow, QMenu, QPushButton
 
+from inspector.controllers import replay as rc
+from inspector.controllers.replay import install_replay_actions
 from inspector.core import replay as gr
 from inspector.core.replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessReplayPrompter, Scope
 from inspector.widgets import replay_dialog as rd
-from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog, RestoreDialog, install_replay_actions
+from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog, RestoreDialog
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import server_lock_held, zip_export
 from journal.handlers import default_registry
@@ -422,7 +424,8 @@ def test_worker_failure_is_reported_and_the_controller_recovers(qtbot, root, mak
 
 
 def test_module_exports():
-    assert set(rd.__all__) >= {"ReplayController", "ReplayDialog", "RestoreDialog", "install_replay_actions"}
+    assert set(rd.__all__) >= {"ReplayDialog", "RestoreDialog"}
+    assert set(rc.__all__) >= {"ReplayController", "install_replay_actions"}
 
 
 # -- park: going past a held event a person decided about ---------------------------------------------

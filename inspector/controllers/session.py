@@ -2,7 +2,7 @@
 
 :class:`SessionController` is the window's non-widget controller. It runs core work (loading,
 filtering, watching, re-diagnosing, dry runs) in worker threads, receives the results on the GUI
-thread through a :class:`~inspector.widgets.dispatch.GuiDispatcher`, and feeds the item models.
+thread through a :class:`~inspector.controllers.dispatch.GuiDispatcher`, and feeds the item models.
 Widgets only render those models and call its methods.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from inspector.controllers.dispatch import GuiDispatcher
 from inspector.core.filtering import FEW_ROWS, FilterError, TimelineFilter, accepts_live, apply_filter
 from inspector.core.jobs import BackgroundJob, CancelToken
 from inspector.core.live import FolderWatcher, LiveFolder, LiveUpdate, WatchStatus
@@ -30,7 +31,6 @@ from inspector.core.views import LoadedFile, build_provenance, list_view_files, 
 from inspector.models.characters_model import CharacterListModel, CharacterRow
 from inspector.models.tables import FindingTableModel, OutboxTableModel
 from inspector.models.timeline_model import EventTableModel
-from inspector.widgets.dispatch import GuiDispatcher
 from journal.diagnosis import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 
