@@ -173,10 +173,10 @@ def window_run(root: Path, appends: int, extras: bool, args: argparse.Namespace,
     from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
 
     from inspector.app import build_window, make_application
+    from inspector.controllers import session as session_mod
     from inspector.core import live
     from inspector.core.filtering import TimelineFilter
     from inspector.core.prompter import HeadlessPrompter
-    from inspector.controllers import session as session_mod
 
     costs_watch: list[float] = []
     costs_gui: list[float] = []

@@ -100,8 +100,6 @@ def build_window(
     window = MainWindow(session, prompter or DialogPrompter(), recent)
     dispatcher.setParent(window)
     session.setParent(window)
-    if isinstance(window.prompter, DialogPrompter):
-        window.prompter.parent = window
     window.session.timeline_model.set_palette(window.palette())
     if replay:
         attach_replay(window)
@@ -112,7 +110,9 @@ def attach_replay(window: MainWindow) -> Any:
     """Add guarded replay and restore (Tools menu) to the window and keep it in step with them."""
     from inspector.controllers.replay import install_replay_actions
 
-    controller = install_replay_actions(window, window.tools_menu, current_target=window.replay_target)
+    controller = install_replay_actions(
+        window, window.tools_menu, current_target=window.replay_target, prompter=window.prompter
+    )
     session = window.session
     controller.folder_changed.connect(lambda _path: session.reload("The folder was replayed: reloaded."))
     controller.open_requested.connect(session.open_path)

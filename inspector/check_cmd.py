@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from inspector.core.text import count, one_line
 from journal.diagnosis import (
     CharacterDiagnosis,
     Diagnosis,
@@ -57,12 +58,12 @@ def run_check(args: argparse.Namespace, *, exit_now: bool = False) -> int:
             if args.json:
                 write_json(diagnosis, sys.stdout, all_events=args.all_events)
                 for finding in diagnosis.findings:
-                    print(f"{PROG}: {finding.severity}: {_one_line(finding.message)}", file=sys.stderr)
+                    print(f"{PROG}: {finding.severity}: {one_line(finding.message)}", file=sys.stderr)
             else:
                 write_human(diagnosis, sys.stdout, all_events=args.all_events)
             worst = diagnosis.worst_severity()
     except DiagnosisInputError as exc:
-        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\n{PROG}: interrupted", file=sys.stderr)
@@ -248,13 +249,6 @@ def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -
 # -- for people ----------------------------------------------------------------------------------
 
 
-def _one_line(text: str) -> str:
-    """Control characters and newlines escaped, so hostile content cannot drive the terminal."""
-    if text.isprintable():  # the common case, checked in C (a space is printable)
-        return text
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
-
-
 def _size(n: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -270,13 +264,13 @@ def _finding_line(f: Finding) -> str:
     if f.event_id:
         where.append(f"event {f.event_id}")
     suffix = f"  [{', '.join(where)}]" if where else ""
-    return f"    {f.severity:<7}  {f.code:<24}  {_one_line(f.message)}{_one_line(suffix)}"
+    return f"    {f.severity:<7}  {f.code:<24}  {one_line(f.message)}{one_line(suffix)}"
 
 
 def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Iterator[str]:
     """The lines printed for one character, one at a time (a timeline can be a million lines)."""
     counts = c.counts()
-    yield f"{_one_line(c.name)}"
+    yield f"{one_line(c.name)}"
     if c.journal.present:
         yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}"
     else:
@@ -287,23 +281,23 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
     s = c.sentinel
     where = f" at event #{s.index}" if s.index is not None else ""
     ident = f" {s.event_id}" if s.event_id else ""
-    yield f"  sentinel  {s.state}{where}{_one_line(ident)}"
+    yield f"  sentinel  {s.state}{where}{one_line(ident)}"
     yield (
         "  events    "
         + " · ".join(f"{counts[k]:,} {k}" for k in ("applied", "pending", "blocked", "orphaned", "suspect"))
-        + f" · {counts['defects']:,} defects"
+        + f" · {count(counts['defects'], 'defect')}"
     )
     if c.blocked is not None:
         b = c.blocked
         yield (
-            f"  blocked   event #{b.index} {_one_line(b.type)}: {b.reason}: "
-            f"{_one_line(c.blocked_message or b.message or '')}"
+            f"  blocked   event #{b.index} {one_line(b.type)}: {b.reason}: "
+            f"{one_line(c.blocked_message or b.message or '')}"
         )
     if all_events:
         yield "  timeline"
         for e in c.listed_json(all_events=True):
             reason = f" ({e['reason']})" if e["reason"] else ""
-            what = f"{_one_line(e['type'])}{reason}  {_one_line(e['event_id'])}"
+            what = f"{one_line(e['type'])}{reason}  {one_line(e['event_id'])}"
             yield f"    #{e['index']:<6} line {e['line']:<7} {e['state']:<8} {what}"
     if c.findings:
         server = [f for f in c.findings if is_server_start_finding(f)]
@@ -327,11 +321,11 @@ def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]
     """What the memory server's next start does: printed first, since it happens unless someone acts
     (``journal``: the folder has a journal; without one its sentinel is not shown)."""
     yield "  memory server's next start (what happens unless someone acts)"
-    yield f"    {_one_line(s.summary())}"
+    yield f"    {one_line(s.summary())}"
     if s.reconciled is False:
         return
     if s.persona[0] not in ("keep",):
-        yield f"    persona ensure  {s.persona[0]}: {_one_line(s.persona[1])}"
+        yield f"    persona ensure  {s.persona[0]}: {one_line(s.persona[1])}"
     st = s.sentinel
     where = f" at event #{st.index}" if st.index is not None else ""
     if journal:
@@ -339,7 +333,7 @@ def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]
     if s.stop is not None:
         at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
         yield (
-            f"    stops at        {at} {_one_line(s.stop.type)}: {s.stop.reason}: {_one_line(s.stop.message)}"
+            f"    stops at        {at} {one_line(s.stop.type)}: {s.stop.reason}: {one_line(s.stop.message)}"
             + (
                 "; it stays unapplied"
                 if s.unapplied <= 1
@@ -354,13 +348,13 @@ def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]
                 ", ".join(f"{name} {_shown(before)} → {_shown(after)}" for name, before, after in ch.fields)
                 or "changed"
             )
-        yield f"    changes         {ch.file} {_one_line(ch.entry)}: {_one_line(what)}"
+        yield f"    changes         {ch.file} {one_line(ch.entry)}: {one_line(what)}"
     if s.changes_total > _CHANGES_SHOWN:
         yield f"    changes         … and {s.changes_total - _CHANGES_SHOWN} more entries"
     for path, out in s.writes:
-        yield f"    writes          {_one_line(path)}" + ("  (OUTSIDE the character folder)" if out else "")
+        yield f"    writes          {one_line(path)}" + ("  (OUTSIDE the character folder)" if out else "")
     for note in s.notes:
-        yield f"    note            {_one_line(note)}"
+        yield f"    note            {one_line(note)}"
 
 
 def _shown(value: Any) -> str:
@@ -373,9 +367,9 @@ def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) 
     kinds = {"root": "memory root", "character": "character folder"}
     kind = "zip export" if diagnosis.is_zip else kinds.get(diagnosis.kind, diagnosis.kind)
     n = len(diagnosis.characters)
-    header = [f"{PROG}: {_one_line(diagnosis.path)} ({kind}, {n} character{'s' if n != 1 else ''})"]
+    header = [f"{PROG}: {one_line(diagnosis.path)} ({kind}, {count(n, 'character')})"]
     if diagnosis.server is not None:
-        header.append(f"server: {diagnosis.server.state}: {_one_line(diagnosis.server.message)}")
+        header.append(f"server: {diagnosis.server.state}: {one_line(diagnosis.server.message)}")
     for finding in diagnosis.findings:
         header.append(_finding_line(finding).strip())
     worst = diagnosis.worst_severity()
@@ -385,7 +379,7 @@ def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) 
             total[f.severity] += 1
     result = (
         f"result: {'OK' if worst == 'info' else 'PROBLEMS FOUND'} "
-        f"({total['error']} errors, {total['warning']} warnings, {total['info']} info)"
+        f"({count(total['error'], 'error')}, {count(total['warning'], 'warning')}, {total['info']} info)"
     )
     blocks: Iterable[Iterable[str]] = itertools.chain(
         [header], (character_block(c, all_events=all_events) for c in diagnosis.characters), [[result]]

@@ -2,9 +2,9 @@
 
     memory-inspector [PATH] [--redact] [--screenshot OUT.png]     the window (sample data without PATH)
     memory-inspector check PATH [--character NAME] [--json] [--all-events]
-    memory-inspector replay PATH --character NAME [--dry-run] [--until EVENT_ID] [--repair-orphans]
+    memory-inspector replay PATH [--character NAME] [--dry-run] [--until EVENT_ID] [--repair-orphans]
                             [--park EVENT_ID] [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
-    memory-inspector restore BACKUP [--to DIR] [--yes]
+    memory-inspector restore BACKUP [--to DIR] [--dry-run] [--yes]
 
 Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.
 """
@@ -62,8 +62,8 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
         return p
     if command == "replay":
         p = _Parser(prog="memory-inspector replay", description="Guarded replay of pending events.")
-        p.add_argument("path", help="memory root or character folder")
-        p.add_argument("--character", metavar="NAME", required=True)
+        p.add_argument("path", help="memory root (with --character) or a character folder")
+        p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH is its folder)")
         p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
         p.add_argument("--until", metavar="EVENT_ID", help="replay up to and including this event")
         p.add_argument("--repair-orphans", action="store_true", help="re-apply orphaned archive events")
@@ -89,6 +89,7 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
             metavar="DIR",
             help="the character folder to restore into (default: the one the index of backups recorded)",
         )
+        p.add_argument("--dry-run", action="store_true", help="compare and print what would change; change nothing")
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         return p
     raise ValueError(command)

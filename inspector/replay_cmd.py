@@ -18,7 +18,10 @@ is not vouched for by the index); 2 bad input (restore: the folder cannot take t
 an empty or unknown event id, an event that is not held given to ``--park``, or an
 ``events_parked.ndjson`` / ``events_applied_set.json`` that cannot be read).
 
-Everything printed is escaped as ``check`` escapes it (:func:`inspector.check_cmd._one_line`, its
+Both drive the one flow of :mod:`inspector.core.replay.flow` (the window drives the same one);
+this module only answers its questions on the terminal and prints.
+
+Everything printed is escaped as ``check`` escapes it (:func:`inspector.core.text.one_line`, its
 one home): ids, types and paths come from the folder or the command line, and control characters
 in them must not reach the terminal.
 """
@@ -32,22 +35,18 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from inspector.check_cmd import _one_line
-from inspector.core.replay import (
-    ASK_APPLY,
-    ASK_RECENT_WRITES,
-    ASK_RESTORE,
+from inspector.core.prompter import ASK_APPLY, ASK_RECENT_WRITES, ASK_RESTORE, Question
+from inspector.core.replay.flow import (
     BadInputError,
-    Question,
     ReplayRequest,
+    Review,
     Scope,
-    describe_outcome,
-    describe_restore_outcome,
     run_guarded_replay,
     run_guarded_restore,
 )
+from inspector.core.text import one_line
 
 #: Questions that ``--yes`` answers; any other question (the offer to extract a zip) is only
 #: ever answered by a person.
@@ -59,7 +58,8 @@ class NotATerminalError(Exception):
 
 
 class TerminalPrompter:
-    """Asks on the terminal; ``--yes`` answers the confirmations.
+    """The :class:`~inspector.core.prompter.Prompter` of a terminal; ``--yes`` answers the
+    confirmations. It never opens anything, so the choosers answer ``None``.
 
     Args:
         assume_yes: answer ``confirm_apply`` / ``recent_writes`` / ``confirm_restore`` with yes.
@@ -101,18 +101,42 @@ class TerminalPrompter:
         answer = self.stdin.readline()
         return answer.strip().lower() in ("y", "yes")
 
-    def notify(self, text: str) -> None:
+    def notify(self, text: str, *, title: str = "", level: str = "info") -> None:
         print(_escaped(text), file=self.stdout)
+
+    def review(self, review: Review) -> bool:
+        """The plan was printed already: a plan with work is confirmed like any question; one
+        without has nothing to confirm."""
+        return self.ask(review.question) if review.can_apply else True
+
+    def choose_backup(self, backups: Any, start: Path) -> Path | None:
+        return None  # the command line names the backup
+
+    def show_result(self, run: Any) -> None:
+        for line in run.lines:
+            print(_escaped(line), file=self.stdout)
+
+    def choose_folder(self, start: str) -> str | None:
+        return None
+
+    def choose_zip(self, start: str) -> str | None:
+        return None
+
+    def ask_event_id(self) -> str | None:
+        return None
+
+    def show_error(self, title: str, message: str) -> None:
+        print(_escaped(f"{title}: {message}"), file=sys.stderr)
 
 
 def _escaped(text: str) -> str:
-    """``text`` with each line escaped (:func:`inspector.check_cmd._one_line`); lines stay lines."""
-    return "\n".join(_one_line(line) for line in text.split("\n"))
+    """``text`` with each line escaped (:func:`inspector.core.text.one_line`); lines stay lines."""
+    return "\n".join(one_line(line) for line in text.split("\n"))
 
 
 def _err(command: str, message: str) -> None:
     """One line on stderr: the message escaped, a newline in it included."""
-    print(f"memory-inspector {command}: {_one_line(message)}", file=sys.stderr)
+    print(f"memory-inspector {command}: {one_line(message)}", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -146,7 +170,7 @@ def _progress_printer() -> Callable[[int, int], None]:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    """``memory-inspector replay PATH --character NAME ...`` (see :mod:`inspector.cli`)."""
+    """``memory-inspector replay PATH [--character NAME] ...`` (see :mod:`inspector.cli`)."""
     park = getattr(args, "park", None)
     until = args.until
     if sum(1 for given in (until is not None, args.repair_orphans, park is not None) if given) > 1:
@@ -188,19 +212,13 @@ def run_replay(args: argparse.Namespace) -> int:
     except NotATerminalError as exc:
         _err("replay", str(exc))
         return 1
-    if run.outcome is not None:
-        for line in describe_outcome(run.outcome):
-            print(_escaped(line))
-    elif run.status == "planned":
-        verdict = "would apply everything planned" if run.exit_code == 0 else "would not apply everything"
-        print(_escaped(f"Dry run: {run.message}; an apply {verdict} (exit {run.exit_code})."))
-    else:
-        print(_escaped(f"{run.status}: {run.message}"))
+    for line in run.lines:
+        print(_escaped(line))
     return run.exit_code
 
 
 def run_restore(args: argparse.Namespace) -> int:
-    """``memory-inspector restore BACKUP [--to DIR] [--yes]`` (see :mod:`inspector.cli`).
+    """``memory-inspector restore BACKUP [--to DIR] [--dry-run] [--yes]`` (see :mod:`inspector.cli`).
 
     ``args.to`` (optional): the character folder to restore into; without it, the folder the index
     of backups recorded for this backup.
@@ -208,8 +226,11 @@ def run_restore(args: argparse.Namespace) -> int:
     prompter = TerminalPrompter(assume_yes=bool(args.yes))
     to = getattr(args, "to", None)
     try:
-        outcome = run_guarded_restore(
-            Path(args.backup).expanduser(), prompter, to=Path(to).expanduser() if to else None
+        run = run_guarded_restore(
+            Path(args.backup).expanduser(),
+            prompter,
+            to=Path(to).expanduser() if to else None,
+            dry_run=bool(getattr(args, "dry_run", False)),
         )
     except BadInputError as exc:
         _err("restore", str(exc))
@@ -217,6 +238,6 @@ def run_restore(args: argparse.Namespace) -> int:
     except NotATerminalError as exc:
         _err("restore", str(exc))
         return 1
-    for line in describe_restore_outcome(outcome):
+    for line in run.lines:
         print(_escaped(line))
-    return outcome.exit_code
+    return run.exit_code

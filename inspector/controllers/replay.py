@@ -1,5 +1,7 @@
-"""Guarded replay and restore for the window: the controller that runs :mod:`inspector.core.replay`
-off the GUI thread and asks through dialogs. Nothing here writes files; every guard is the core's.
+"""Guarded replay and restore for the window: the controller that drives the one flow of
+:mod:`inspector.core.replay.flow` (the command line drives the same one), answering its
+questions through the prompter and running its work off the GUI thread with
+:class:`~inspector.core.jobs.BackgroundJob`. Nothing here writes files or orders steps.
 
 Wiring into a main window::
 
@@ -13,95 +15,81 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QProgressDialog, QWidget
 
-from inspector.core import replay as gr
-from inspector.core.replay import (
-    ASK_EXTRACT,
-    ASK_RECENT_WRITES,
-    Plan,
-    PlannedEvent,
-    Preflight,
-    Question,
-    ReplayOutcome,
-    ReplayPrompter,
-    RestoreOutcome,
-    RestorePlan,
+from inspector.controllers.dispatch import GuiDispatcher
+from inspector.core.jobs import BackgroundJob
+from inspector.core.prompter import Prompter
+from inspector.core.replay.flow import (
+    MAX_REPLANS,
+    Ask,
+    ChooseBackup,
+    Control,
+    Flow,
+    GuardedReplayError,
+    ReplayRequest,
+    ReplayRun,
+    RestoreRequest,
+    RestoreRun,
+    Review,
     Scope,
+    Tell,
+    Work,
+    default_backup_root,
+    default_index_path,
+    replay_flow,
+    restore_flow,
 )
-from inspector.widgets.replay_dialog import DialogReplayPrompter, ReplayDialog
-from inspector.widgets.restore_dialog import RestoreDialog
 from journal.handlers import HandlerRegistry
-
-# -- the worker -------------------------------------------------------------------------------------------
-
-
-class _Job(QObject):
-    """Runs one function in a QThread; reports progress, the result or the error as signals.
-
-    Signals:
-        progress: ``(done, total)``.
-        done: the function's result.
-        failed: the error in words.
-    """
-
-    progress = Signal(int, int)
-    done = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, fn: Callable[[_Job], Any]) -> None:
-        super().__init__()
-        self._fn = fn
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            result = self._fn(self)
-        except gr.GuardedReplayError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # a worker's failure is shown, never lost in a thread
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
-        else:
-            self.done.emit(result)
-
-
-# -- the controller -----------------------------------------------------------------------------------------
 
 #: ``current_target()`` returns what the window has open: ``(PATH, character)``; PATH may be a
 #: memory root, a character folder (character may then be ``None``) or a zip export.
 TargetGetter = Callable[[], "tuple[str | Path, str | None] | None"]
 
+#: What a window shows in another place than a notice: the preflight and the plan in the plan
+#: review, a re-plan's reason as its notice, the extraction and the restore plan in the result.
+SHOWN_ELSEWHERE = frozenset({"preflight", "plan", "replan", "extracted", "restore_plan"})
+
+
+class _Failed:
+    """An exception raised by work in the worker thread, carried back to the flow."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
 
 class ReplayController(QObject):
-    """Runs guarded replay and restore for the window: the same guards as the command line, with
-    dialogs for questions and the slow steps (plan, apply, restore) in a worker thread.
+    """Drives guarded replay and restore for the window: the flow's questions go to the prompter
+    (dialogs), its work runs in a worker thread, and the window hears the end.
 
     There is no server-lock override in the window: that exists only on the command line.
 
     Args:
         parent: the window (dialogs are parented to it).
         current_target: what the window has open.
-        prompter: questions and notices (default: real dialogs).
+        prompter: the questions (the window's dialogs).
+        dispatcher: delivers the worker's results on the GUI thread.
         backup_root: where backups go (default: the user's data folder).
         index_path: the index of backups (default: the user's data folder); restore puts a backup
             back only into the folder recorded there.
         state_dir: where ``launcher.lock`` lives (default: ``NEKO_RUNTIME_STATE_DIR`` / platform).
         registry: replay handlers (default: the five production handlers).
+        max_replans: how often to re-plan after the folder changed under an apply.
 
     Signals:
         progress: ``(done, total)`` while applying.
-        finished: the run's :class:`ReplayOutcome` / :class:`RestoreOutcome`, or ``None`` when it
-            ended before anything ran (declined, refused, nothing chosen).
-        folder_changed: the character folder that was written (the window may reload it).
+        finished: the :class:`ReplayRun` / :class:`RestoreRun`, or ``None`` when it ended before
+            the flow started (nothing open, bad input).
+        folder_changed: the character folder that was written (the window reloads it).
         open_requested: a folder to open (a zip export extracted on request).
         busy_changed: whether a run is in progress.
 
     Attributes:
         replay_action: "Replay…".
         restore_action: "Restore backup…".
-        progress_dialog: the progress dialog while applying (with its Cancel button), else ``None``.
+        progress_dialog: the progress dialog while work runs (Cancel while applying), else ``None``.
     """
 
     progress = Signal(int, int)
@@ -115,26 +103,28 @@ class ReplayController(QObject):
         parent: QWidget,
         current_target: TargetGetter,
         *,
-        prompter: ReplayPrompter | None = None,
+        prompter: Prompter,
+        dispatcher: GuiDispatcher | None = None,
         backup_root: Path | None = None,
         index_path: Path | None = None,
         state_dir: Path | None = None,
         registry: HandlerRegistry | None = None,
+        max_replans: int = MAX_REPLANS,
     ) -> None:
         super().__init__(parent)
         self._window = parent
         self._current_target = current_target
-        self.prompter: ReplayPrompter = prompter or DialogReplayPrompter(parent)
-        self.backup_root = Path(backup_root) if backup_root is not None else gr.default_backup_root()
-        self.index_path = Path(index_path) if index_path is not None else gr.default_index_path()
+        self.prompter = prompter
+        self._dispatcher = dispatcher if dispatcher is not None else GuiDispatcher(self)
+        self.backup_root = Path(backup_root) if backup_root is not None else default_backup_root()
+        self.index_path = Path(index_path) if index_path is not None else default_index_path()
         self.state_dir = state_dir
         self.registry = registry
+        self.max_replans = max_replans
         self._cancel = threading.Event()
-        self._thread: QThread | None = None
-        self._job: _Job | None = None
-        self._on_done: Callable[[Any], None] | None = None
-        self._preflight: Preflight | None = None
-        self._replans = 0
+        self._job: BackgroundJob | None = None
+        self._flow: Flow[Any] | None = None
+        self._told: dict[str, str] = {}
         self._busy = False
         self.progress_dialog: QProgressDialog | None = None
         self.replay_action = QAction("Replay…", self)
@@ -158,205 +148,183 @@ class ReplayController(QObject):
     def shutdown(self) -> None:
         """Cancel and wait for the worker (call when the window closes)."""
         self._cancel.set()
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait()
+        job, self._job = self._job, None
+        if job is not None:
+            job.join()
+        self._close_progress()
+        if self._flow is not None:
+            self._flow.close()
+            self._flow = None
 
     def start_replay(self, scope: Scope | None = None) -> None:
-        """Preflight, then plan in the worker, then the plan dialog (see :meth:`_on_planned`)."""
+        """Run the replay flow on what the window has open."""
         if self.busy:
             return
-        self._replans = 0
-        self._set_busy(True)
         current = self._current_target()
         if current is None:
-            self._end("Open a character folder first.")
+            self._set_busy(True)
+            self._end_with("Open a character folder first.", "info", None)
             return
-        path, character = Path(current[0]), current[1] or Path(current[0]).name
-        try:
-            target = gr.resolve_target(path, character)
-        except gr.BadInputError as exc:
-            self._end(str(exc))
-            return
-        pf = gr.preflight(target, state_dir=self.state_dir)
-        self._preflight = pf
-        if target.zip_path is not None:
-            self._offer_extract(target.zip_path)
-            return
-        if pf.refusals:
-            self._end("Replay refused:\n" + "\n".join(r.message for r in pf.refusals))
-            return
-        if pf.recent:
-            recent = next(w.message for w in pf.warnings if w.code == "files.recent")
-            if not self.prompter.ask(Question(ASK_RECENT_WRITES, "A writer may be active", recent + ". Go on anyway?")):
-                self._end(None)
-                return
-        self._plan(target, scope or Scope())
+        request = ReplayRequest(
+            path=Path(current[0]),
+            character=current[1],
+            scope=scope or Scope(),
+            backup_root=self.backup_root,
+            index_path=self.index_path,
+            state_dir=self.state_dir,
+            max_replans=self.max_replans,
+        )
+        self._start(replay_flow(request, registry=self.registry))
 
     def start_restore(self, backup: Path | None = None) -> None:
-        """Choose a backup (unless given), verify and compare it in the worker, ask, restore."""
+        """Run the restore flow: choose a backup of the character open (unless given), verify it,
+        ask, restore."""
         if self.busy:
             return
-        self._set_busy(True)
-        if backup is None:
-            current = self._current_target()
-            character = None
-            if current is not None:
-                character = current[1] or Path(current[0]).name
-            backups = gr.list_backups(self.backup_root, character, index_path=self.index_path) if character else []
-            chosen = RestoreDialog.ask(self._window, backups, self.backup_root)
-            if chosen is None:
-                self._end(None)
-                return
-            backup = chosen
-        index_path = self.index_path
-        self._run(lambda job: gr.plan_restore(backup, index_path=index_path), self._on_restore_planned)
-
-    # -- replay steps ----------------------------------------------------------------------------------------
-
-    def _offer_extract(self, zip_path: Path) -> None:
-        dest = gr.suggest_extract_dir(zip_path)
-        question = Question(
-            ASK_EXTRACT,
-            "Zip export",
-            f"{zip_path} is a zip export and replay writes. Extract it to {dest} and open that folder?",
-            "The zip itself is left as it is.",
+        character = None
+        current = self._current_target()
+        if current is not None:
+            character = current[1] or Path(current[0]).name
+        request = RestoreRequest(
+            backup=backup,
+            character=character,
+            backup_root=self.backup_root,
+            index_path=self.index_path,
+            state_dir=self.state_dir,
         )
-        if not self.prompter.ask(question):
-            self._end(None)
-            return
+        self._start(restore_flow(request))
 
-        def extracted(result: Path) -> None:
-            self.open_requested.emit(str(result))
-            self._end(f"Extracted to {result}; it is opened now. Replay it from there.")
+    # -- driving the flow -------------------------------------------------------------------------------------
 
-        self._run(lambda job: gr.extract_export(zip_path, dest), extracted)
-
-    def _plan(self, target: gr.ReplayTarget, scope: Scope, notice: str = "") -> None:
-        registry = self.registry
-
-        def work(job: _Job) -> tuple[Plan, list[PlannedEvent]]:
-            plan = gr.make_plan(target, scope, registry=registry)
-            return plan, gr.pending_events(plan.char_dir)
-
-        self._run(work, lambda result: self._on_planned(result[0], result[1], notice))
-
-    def _on_planned(self, plan: Plan, pending: list[PlannedEvent], notice: str) -> None:
-        choice = ReplayDialog.ask(self._window, plan, self._preflight, pending, notice)
-        if choice.action == "replan":
-            self._plan(plan.target, choice.scope)
-            return
-        if choice.action != "apply" or not plan.has_work:
-            self._end(None)
-            return
-        self._apply(plan)
-
-    def _apply(self, plan: Plan) -> None:
+    def _start(self, flow: Flow[Any]) -> None:
+        self._set_busy(True)
+        self._flow, self._told = flow, {}
         self._cancel.clear()
-        dialog = QProgressDialog("Backing up and applying…", "Cancel", 0, max(1, len(plan.events)), self._window)
-        dialog.setWindowTitle("Guarded replay")
-        dialog.setWindowModality(Qt.WindowModality.NonModal)
-        dialog.setMinimumDuration(0)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        dialog.canceled.connect(self.cancel)
-        dialog.setValue(0)
-        dialog.show()
-        self.progress_dialog = dialog
-        cancel, preflight, registry = self._cancel, self._preflight, self.registry
-        backup_root, state_dir, index_path = self.backup_root, self.state_dir, self.index_path
+        self._advance(None, None)
 
-        def work(job: _Job) -> ReplayOutcome:
-            return gr.execute(
-                plan,
-                backup_root=backup_root,
-                preflight_=preflight,
-                state_dir=state_dir,
-                registry=registry,
-                should_continue=lambda: not cancel.is_set(),
-                on_progress=job.progress.emit,
-                index_path=index_path,
-            )
+    def _advance(self, answer: Any, error: Exception | None) -> None:
+        """Answer the flow's steps until it needs work (run in the worker) or ends."""
+        flow = self._flow
+        if flow is None:
+            return
+        while True:
+            try:
+                step = flow.throw(error) if error is not None else flow.send(answer)
+            except StopIteration as stop:
+                self._finish(stop.value)
+                return
+            except GuardedReplayError as exc:
+                self._end_with(str(exc), "warning", None)
+                return
+            except Exception as exc:  # a flow's failure is shown, never lost
+                self._end_with(f"{type(exc).__name__}: {exc}", "warning", None)
+                return
+            answer, error = None, None
+            if isinstance(step, Work):
+                self._run(step)
+                return
+            if isinstance(step, Tell):
+                if step.kind in SHOWN_ELSEWHERE:
+                    self._told[step.kind] = step.text
+                else:
+                    self.prompter.notify(step.text, title=step.title, level=step.level)
+            elif isinstance(step, Ask):
+                answer = self.prompter.ask(step.question)
+            elif isinstance(step, Review):
+                answer = self.prompter.review(step)
+            elif isinstance(step, ChooseBackup):
+                answer = self.prompter.choose_backup(step.backups, step.start)
 
-        self._run(work, lambda outcome: self._on_applied(plan, outcome))
+    def _run(self, step: Work) -> None:
+        self._show_progress(step)
+        cancel = self._cancel
+        cancel.clear()  # a Cancel pressed during an earlier apply stops that one only
+        post = self._dispatcher.post
 
-    def _on_applied(self, plan: Plan, outcome: ReplayOutcome) -> None:
+        def on_progress(done: int, total: int) -> None:
+            post(lambda: self._on_work_progress(done, total))
+
+        control = Control(should_continue=lambda: not cancel.is_set(), on_progress=on_progress)
+
+        def work(_token: Any) -> Any:
+            try:
+                return step.run(control)
+            except Exception as exc:  # handed back to the flow, which decides
+                return _Failed(exc)
+
+        def done(result: Any) -> None:
+            post(lambda: self._on_work_done(job, result))
+
+        job = BackgroundJob("guarded-replay", work, on_done=done)
+        self._job = job
+        job.start()
+
+    def _on_work_done(self, job: BackgroundJob, result: Any) -> None:
+        if job is not self._job:
+            return  # shut down meanwhile
+        job.join()
+        self._job = None
         self._close_progress()
-        if outcome.status == "changed" and self._replans < gr.MAX_REPLANS:
-            self._replans += 1
-            notice = f"Refused: {outcome.message}. This is a new plan of the folder as it is now."
-            self._plan(plan.target, plan.scope, notice)
-            return
-        if outcome.applied or outcome.status in ("applied", "stopped", "cancelled", "failed"):
-            self.folder_changed.emit(str(plan.char_dir))
-        ReplayDialog.show_result(self._window, plan, outcome)
-        self._end(None, outcome)
+        if isinstance(result, _Failed):
+            self._advance(None, result.error)
+        else:
+            self._advance(result, None)
 
-    # -- restore steps -----------------------------------------------------------------------------------------
-
-    def _on_restore_planned(self, rp: RestorePlan) -> None:
-        text = "\n".join(gr.describe_restore_plan(rp))
-        if not rp.ok or not rp.has_work:
-            status = "refused" if not rp.ok else "nothing_to_do"
-            self._end(text, RestoreOutcome(status, rp, rp.refused_because or text))
-            return
-        if not self.prompter.ask(gr.restore_question(rp)):
-            self._end(None)
-            return
-        state_dir, index_path = self.state_dir, self.index_path
-        self._run(lambda job: gr.execute_restore(rp, state_dir=state_dir, index_path=index_path), self._on_restored)
-
-    def _on_restored(self, outcome: RestoreOutcome) -> None:
-        if (outcome.written or outcome.removed) and outcome.plan.target is not None:
-            self.folder_changed.emit(str(outcome.plan.target))
-        self._end("\n".join(gr.describe_restore_outcome(outcome)), outcome)
-
-    # -- plumbing ----------------------------------------------------------------------------------------------
-
-    def _run(self, fn: Callable[[_Job], Any], on_done: Callable[[Any], None]) -> None:
-        thread = QThread()
-        thread.setObjectName("guarded-replay")
-        job = _Job(fn)
-        job.moveToThread(thread)
-        thread.started.connect(job.run)
-        thread.finished.connect(job.deleteLater)
-        job.progress.connect(self._on_job_progress)
-        job.done.connect(self._on_job_done)
-        job.failed.connect(self._on_job_failed)
-        self._thread, self._job, self._on_done = thread, job, on_done
-        thread.start()
-
-    def _stop_thread(self) -> Callable[[Any], None] | None:
-        thread, self._thread, self._job = self._thread, None, None
-        if thread is not None:
-            thread.quit()
-            thread.wait()
-        on_done, self._on_done = self._on_done, None
-        return on_done
-
-    @Slot(int, int)
-    def _on_job_progress(self, done: int, total: int) -> None:
-        if self.progress_dialog is not None:
+    def _on_work_progress(self, done: int, total: int) -> None:
+        if self.progress_dialog is not None and total:
             self.progress_dialog.setMaximum(max(1, total))
             self.progress_dialog.setValue(done)
             self.progress_dialog.setLabelText(f"Applied {done} of {total} event(s)…")
         self.progress.emit(done, total)
 
-    @Slot(object)
-    def _on_job_done(self, result: object) -> None:
-        on_done = self._stop_thread()
-        if on_done is not None:
-            on_done(result)
+    def _finish(self, run: ReplayRun | RestoreRun) -> None:
+        """The flow ended: reload what was written, show the result."""
+        self._flow = None
+        if isinstance(run, ReplayRun):
+            plan = run.plan
+            if run.wrote and plan is not None:
+                self.folder_changed.emit(str(plan.char_dir))
+            if run.extracted_to is not None:
+                self.open_requested.emit(str(run.extracted_to))
+                self._end_with(f"Extracted to {run.extracted_to}; it is opened now. Replay it from there.", "info", run)
+            elif run.outcome is not None and plan is not None:
+                self.prompter.show_result(run)
+                self._end_with(None, "info", run)
+            elif run.status == "declined":
+                self._end_with(None, "info", run)
+            else:
+                level = "warning" if run.status == "refused" else "info"
+                self._end_with("\n".join(run.lines), level, run)
+            return
+        if run.wrote and run.plan is not None and run.plan.target is not None:
+            self.folder_changed.emit(str(run.plan.target))
+        if run.status == "declined":
+            self._end_with(None, "info", run, title="Restore backup")
+            return
+        lines = run.lines if run.outcome is not None else [self._told.get("restore_plan", ""), *run.lines]
+        self._end_with("\n".join(t for t in lines if t), run.level, run, title="Restore backup")
 
-    @Slot(str)
-    def _on_job_failed(self, message: str) -> None:
-        self._stop_thread()
-        self._close_progress()
-        self._end(message)
+    # -- plumbing ----------------------------------------------------------------------------------------------
+
+    def _show_progress(self, step: Work) -> None:
+        dialog = QProgressDialog(step.label, "Cancel" if step.cancellable else "", 0, max(0, step.total), self._window)
+        dialog.setWindowTitle("Guarded replay")
+        dialog.setWindowModality(Qt.WindowModality.NonModal)
+        dialog.setMinimumDuration(0)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        if step.cancellable:
+            dialog.canceled.connect(self.cancel)
+        else:
+            dialog.setCancelButton(None)  # type: ignore[arg-type]
+        dialog.setValue(0)
+        dialog.show()
+        self.progress_dialog = dialog
 
     def _close_progress(self) -> None:
         if self.progress_dialog is not None:
-            self.progress_dialog.canceled.disconnect(self.cancel)
+            # Closing a progress dialog emits ``canceled``: that must not cancel the next apply.
+            self.progress_dialog.canceled.disconnect()
             self.progress_dialog.close()
             self.progress_dialog.deleteLater()
             self.progress_dialog = None
@@ -367,13 +335,15 @@ class ReplayController(QObject):
         self.restore_action.setEnabled(not busy)
         self.busy_changed.emit(busy)
 
-    def _end(self, message: str | None, result: object = None) -> None:
+    def _end_with(
+        self, message: str | None, level: str, run: ReplayRun | RestoreRun | None, title: str = "Guarded replay"
+    ) -> None:
         """Finish a flow: tell the person (when there is something to say) and emit ``finished``."""
-        self._on_done = None
+        self._flow = None
         self._set_busy(False)
         if message:
-            self.prompter.notify(message)
-        self.finished.emit(result)
+            self.prompter.notify(message, title=title, level=level)
+        self.finished.emit(run)
 
 
 def install_replay_actions(
@@ -388,7 +358,8 @@ def install_replay_actions(
         window: the main window (parent of the controller and of every dialog).
         menu: the menu to extend; ``None`` adds a "Replay" menu to ``window.menuBar()``.
         current_target: ``() -> (PATH, character) | None`` — what the window has open.
-        kwargs: passed to :class:`ReplayController` (``prompter``, ``backup_root``, ``state_dir``).
+        kwargs: passed to :class:`ReplayController` (``prompter``, ``dispatcher``, ``backup_root``,
+            ``state_dir``, ...).
     """
     controller = ReplayController(window, current_target, **kwargs)
     if menu is None:
@@ -398,4 +369,4 @@ def install_replay_actions(
     return controller
 
 
-__all__ = ["ReplayController", "install_replay_actions"]
+__all__ = ["SHOWN_ELSEWHERE", "ReplayController", "TargetGetter", "install_replay_actions"]

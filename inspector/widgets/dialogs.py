@@ -1,9 +1,20 @@
-"""Dialogs, each behind a classmethod ``ask`` returning plain values (tests patch ``ask``), and the
-prompter that the window uses to reach them."""
+"""Dialogs, each behind a classmethod ``ask``/``show`` returning plain values (tests patch those),
+and :class:`DialogPrompter`, the window's :class:`~inspector.core.prompter.Prompter`."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
+
+from inspector.core.prompter import Question
+from inspector.core.replay.flow import BackupSummary, ReplayRun, Review, Scope
+from inspector.widgets.replay_dialog import ReplayDialog
+from inspector.widgets.restore_dialog import RestoreDialog
+
+#: Wide enough for a whole event id (a UUID and more) in the Go-to-event box.
+GOTO_WIDTH_CHARS = 44
 
 
 class OpenFolderDialog:
@@ -24,13 +35,24 @@ class OpenZipDialog:
         return path or None
 
 
-class GoToEventDialog:
-    """Ask for an event id (or a prefix of one, or ``#index``)."""
+class GoToEventDialog(QInputDialog):
+    """Ask for an event id (or a prefix of one, or ``#index``); the box fits a whole id."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Go to event")
+        self.setLabelText("Event id, id prefix, or #index:")
+        self.setInputMode(QInputDialog.InputMode.TextInput)
+        edit = self.findChild(QLineEdit)
+        if edit is not None:
+            edit.setMinimumWidth(edit.fontMetrics().averageCharWidth() * GOTO_WIDTH_CHARS)
 
     @classmethod
     def ask(cls, parent: QWidget | None) -> str | None:
-        text, ok = QInputDialog.getText(parent, "Go to event", "Event id, id prefix, or #index:")
-        return text.strip() or None if ok else None
+        dialog = cls(parent)
+        if dialog.exec() != QInputDialog.DialogCode.Accepted:
+            return None
+        return dialog.textValue().strip() or None
 
 
 class ErrorDialog:
@@ -41,11 +63,43 @@ class ErrorDialog:
         QMessageBox.warning(parent, title, message)
 
 
+class QuestionDialog:
+    """A yes/no question with its supporting text folded under "Show Details"."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, question: Question) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Question, question.title, question.text, parent=parent)
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.Yes if question.default else QMessageBox.StandardButton.No)
+        if question.details:
+            box.setDetailedText(question.details)
+        return box.exec() == QMessageBox.StandardButton.Yes
+
+
+class NoticeDialog:
+    """Tell the person something, with the icon its level asks for (information or warning)."""
+
+    @classmethod
+    def show(cls, parent: QWidget | None, text: str, title: str = "", level: str = "info") -> None:
+        if level == "warning":
+            QMessageBox.warning(parent, title or "Memory Inspector", text)
+        else:
+            QMessageBox.information(parent, title or "Memory Inspector", text)
+
+
 class DialogPrompter:
-    """The window's :class:`inspector.core.prompter.Prompter`: real dialogs, parented to the window."""
+    """The window's :class:`~inspector.core.prompter.Prompter`: real dialogs.
+
+    Dialogs are parented to ``parent`` when given, else to the application's active window at the
+    time of asking, so nothing needs to be patched in after the window exists.
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        self.parent = parent
+        self._parent = parent
+
+    @property
+    def parent(self) -> QWidget | None:
+        return self._parent if self._parent is not None else QApplication.activeWindow()
 
     def choose_folder(self, start: str) -> str | None:
         return OpenFolderDialog.ask(self.parent, start)
@@ -58,3 +112,19 @@ class DialogPrompter:
 
     def show_error(self, title: str, message: str) -> None:
         ErrorDialog.show(self.parent, title, message)
+
+    def ask(self, question: Question) -> bool:
+        return QuestionDialog.ask(self.parent, question)
+
+    def notify(self, text: str, *, title: str = "", level: str = "info") -> None:
+        NoticeDialog.show(self.parent, text, title, level)
+
+    def review(self, review: Review) -> bool | Scope:
+        return ReplayDialog.review(self.parent, review)
+
+    def choose_backup(self, backups: Sequence[BackupSummary], start: Path) -> Path | None:
+        return RestoreDialog.ask(self.parent, list(backups), start)
+
+    def show_result(self, run: ReplayRun) -> None:
+        if run.plan is not None and run.outcome is not None:
+            ReplayDialog.show_result(self.parent, run.plan, run.outcome)

@@ -1,19 +1,17 @@
-"""Guarded replay and restore in the window: the plan dialog, the restore chooser, and the
-controller that runs :mod:`inspector.core.replay` off the GUI thread.
+"""The guarded-replay plan dialog: the plan (events, where replay stops and why, the per-file
+diff) and, after a run, the result beside it.
 
-Dialogs are thin and sit behind classmethods returning plain values (``ReplayDialog.ask``,
-``ReplayDialog.show_result``, ``RestoreDialog.ask``, ``QuestionDialog.ask``), so tests patch them
-and never drive a modal ``exec()``. Every guard is the core's; nothing here writes files.
-
-Wiring into a main window (the only entry point the window needs)::
-
-    controller = install_replay_actions(window, tools_menu, current_target=window.replay_target)
+It sits behind classmethods returning plain values (``ReplayDialog.ask``, ``ReplayDialog.review``,
+``ReplayDialog.show_result``), so tests patch them and never drive a modal ``exec()``. The flow
+(:mod:`inspector.core.replay.flow`) orders the steps and the window's controller drives it
+(:mod:`inspector.controllers.replay`); nothing here writes files.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Slot
@@ -24,8 +22,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
-    QMessageBox,
     QPlainTextEdit,
     QRadioButton,
     QSplitter,
@@ -35,16 +33,47 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core import replay as gr
-from inspector.core.replay import (
+from inspector.core.replay.flow import (
     Plan,
     PlannedEvent,
     Preflight,
-    Question,
     ReplayOutcome,
+    Review,
     Scope,
+    describe_outcome,
 )
-from inspector.widgets.restore_dialog import RestoreDialog
+
+#: The plan's heading before anything ran.
+PLAN_TITLE = "Plan (dry run on a scratch copy; nothing has been written)"
+
+
+def plan_title_after(outcome: ReplayOutcome) -> str:
+    """The plan's heading once it was carried out (or refused), beside the result."""
+    if outcome.backup is None:
+        return f"Plan (not carried out: {outcome.status}; nothing was written)"
+    return f"Plan (carried out: {outcome.status}; the folder before is backed up in {outcome.backup.path})"
+
+
+def _fit_columns(view: QTreeWidget) -> None:
+    """Columns as wide as their content (the last one stretches); the user may still resize."""
+    header = view.header()
+    for column in range(view.columnCount()):
+        view.resizeColumnToContents(column)
+    header.setStretchLastSection(True)
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+
+
+def _with_tooltips(item: QTreeWidgetItem, char_dir: Path) -> None:
+    """Every cell's full text on hover; a file row's tooltip is its full path."""
+    for k in range(item.childCount()):
+        child = item.child(k)
+        for column in range(child.columnCount()):
+            text = child.text(column)
+            if item.parent() is None and column == 0 and not text.startswith("("):
+                text = str(char_dir / text)
+            child.setToolTip(column, text)
+        _with_tooltips(child, char_dir)
+
 
 #: The "up to event" list offers at most this many pending events (the command line takes any id).
 MAX_UNTIL_CHOICES = 5000
@@ -107,10 +136,11 @@ class ReplayDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.plan = plan
-        self._pending = pending or []
+        self._pending = pending if pending is not None else plan.unapplied
         self._choice = ReplayChoice("cancel", plan.scope)
+        self._editable = outcome is None
         self.setWindowTitle(f"Guarded replay — {plan.target.character}")
-        self.resize(1000, 640)
+        self._size_to_screen()
         layout = QVBoxLayout(self)
 
         notes = [notice] if notice else []
@@ -136,18 +166,24 @@ class ReplayDialog(QDialog):
 
         self.buttons = QDialogButtonBox()
         self.apply_button = self.buttons.addButton("Back up and apply", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.replan_button = self.buttons.addButton("Plan again", QDialogButtonBox.ButtonRole.ActionRole)
         self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.apply_button.setEnabled(plan.has_work)
         self.apply_button.clicked.connect(self._on_apply_clicked)
-        self.replan_button.clicked.connect(self._on_replan_clicked)
         self.close_button.clicked.connect(self.reject)
         layout.addWidget(self.buttons)
-        self._on_scope_changed()
         if outcome is not None:
             self.set_outcome(outcome)
 
     # -- building -------------------------------------------------------------------------------------
+
+    def _size_to_screen(self) -> None:
+        """Large enough to read a typical plan (field names and values uncut), within the screen."""
+        width, height = 1200, 800
+        screen = self.screen() if self.screen() is not None else None
+        if screen is not None:
+            avail = screen.availableGeometry()
+            width, height = min(width, int(avail.width() * 0.9)), min(height, int(avail.height() * 0.9))
+        self.resize(width, height)
 
     def _scope_box(self, editable: bool) -> QGroupBox:
         box = QGroupBox("Scope")
@@ -202,7 +238,8 @@ class ReplayDialog(QDialog):
 
     def _plan_pane(self) -> QWidget:
         plan = self.plan
-        box = QGroupBox("Plan (dry run on a scratch copy; nothing has been written)")
+        box = QGroupBox(PLAN_TITLE)
+        self.plan_box = box
         col = QVBoxLayout(box)
         verb = "re-apply" if plan.scope.kind == "repair" else "apply"
         summary = (
@@ -228,7 +265,10 @@ class ReplayDialog(QDialog):
         self.events_view.setHeaderLabels(["#", "Type", "Entry", "Event id"])
         self.events_view.setRootIsDecorated(False)
         for ev in plan.events:
-            QTreeWidgetItem(self.events_view, [str(ev.index), ev.type, ev.entry or "", ev.event_id])
+            item = QTreeWidgetItem(self.events_view, [str(ev.index), ev.type, ev.entry or "", ev.event_id])
+            for column in range(4):
+                item.setToolTip(column, item.text(column))
+        _fit_columns(self.events_view)
         col.addWidget(self.events_view, 1)
 
         blocks = [plan.block] if plan.block is not None else []
@@ -268,6 +308,8 @@ class ReplayDialog(QDialog):
         if not diff.entries and not diff.shard_entries_added and diff.sentinel_before == diff.sentinel_after:
             QTreeWidgetItem(self.diff_view, ["(no file changes)"])
         self.diff_view.expandAll()
+        _with_tooltips(self.diff_view.invisibleRootItem(), self.plan.char_dir)
+        _fit_columns(self.diff_view)
 
     # -- state ------------------------------------------------------------------------------------------
 
@@ -287,10 +329,11 @@ class ReplayDialog(QDialog):
 
     def set_outcome(self, outcome: ReplayOutcome) -> None:
         """Show the result next to the plan; only closing is left."""
-        self.result_view.setPlainText("\n".join(gr.describe_outcome(outcome)))
+        self._editable = False
+        self.result_view.setPlainText("\n".join(describe_outcome(outcome)))
         self._result_box.setVisible(True)
+        self.plan_box.setTitle(plan_title_after(outcome))
         self.apply_button.setVisible(False)
-        self.replan_button.setVisible(False)
         self.close_button.setText("Close")
         for b in (
             self.scope_tail,
@@ -306,18 +349,16 @@ class ReplayDialog(QDialog):
 
     @Slot()
     def _on_scope_changed(self, *_args: Any) -> None:
-        same = self.selected_scope() == self.plan.scope
-        self.apply_button.setEnabled(same and self.plan.has_work)
-        self.replan_button.setEnabled(not same)
+        """Every change of scope re-plans at once: the dialog closes with the new scope, and the
+        flow shows the new plan."""
+        scope = self.selected_scope()
+        if self._editable and scope != self.plan.scope:
+            self._choice = ReplayChoice("replan", scope)
+            self.accept()
 
     @Slot()
     def _on_apply_clicked(self) -> None:
         self._choice = ReplayChoice("apply", self.plan.scope)
-        self.accept()
-
-    @Slot()
-    def _on_replan_clicked(self) -> None:
-        self._choice = ReplayChoice("replan", self.selected_scope())
         self.accept()
 
     # -- the ask() pattern ----------------------------------------------------------------------------
@@ -337,51 +378,18 @@ class ReplayDialog(QDialog):
         return dialog.choice()
 
     @classmethod
+    def review(cls, parent: QWidget | None, review: Review) -> bool | Scope:
+        """The flow's plan review: ``True`` to apply, ``False`` to close, a scope to re-plan."""
+        choice = cls.ask(parent, review.plan, review.preflight, review.plan.unapplied, review.notice)
+        if choice.action == "replan":
+            return choice.scope
+        return choice.action == "apply"
+
+    @classmethod
     def show_result(cls, parent: QWidget | None, plan: Plan, outcome: ReplayOutcome) -> None:
         """Show the result next to the plan, modally."""
         dialog = cls(plan, outcome=outcome, parent=parent)
         dialog.exec()
 
 
-class QuestionDialog:
-    """A yes/no question with its supporting text folded under "Show Details"."""
-
-    @classmethod
-    def ask(cls, parent: QWidget | None, question: Question) -> bool:
-        box = QMessageBox(QMessageBox.Icon.Question, question.title, question.text, parent=parent)
-        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
-        box.setDefaultButton(QMessageBox.StandardButton.Yes if question.default else QMessageBox.StandardButton.No)
-        if question.details:
-            box.setDetailedText(question.details)
-        return box.exec() == QMessageBox.StandardButton.Yes
-
-
-class NoticeDialog:
-    """Tell the person something (a refusal, a restore result)."""
-
-    @classmethod
-    def show(cls, parent: QWidget | None, text: str) -> None:
-        QMessageBox.information(parent, "Guarded replay", text)
-
-
-class DialogReplayPrompter:
-    """The window's :class:`inspector.core.replay.ReplayPrompter`: real dialogs."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        self.parent = parent
-
-    def ask(self, question: Question) -> bool:
-        return QuestionDialog.ask(self.parent, question)
-
-    def notify(self, text: str) -> None:
-        NoticeDialog.show(self.parent, text)
-
-
-__all__ = [
-    "DialogReplayPrompter",
-    "NoticeDialog",
-    "QuestionDialog",
-    "ReplayChoice",
-    "ReplayDialog",
-    "RestoreDialog",
-]
+__all__ = ["PLAN_TITLE", "ReplayChoice", "ReplayDialog", "plan_title_after"]

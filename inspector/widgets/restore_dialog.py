@@ -17,9 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.replay import (
-    BackupSummary,
-)
+from inspector.core.replay.flow import BackupSummary
 
 
 class RestoreDialog(QDialog):

@@ -23,7 +23,8 @@ import pytest
 
 from inspector.cli import main
 from inspector.core import replay as gr
-from inspector.core.replay import BadInputError, HeadlessReplayPrompter, ReplayRequest
+from inspector.core.prompter import HeadlessPrompter
+from inspector.core.replay import BadInputError, ReplayRequest
 from journal.views import REFLECTIONS
 from tests.inspector.replay_cases import CHARACTER, build_case, hash_tree
 
@@ -48,7 +49,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
     bob = bob.rename(other / "Bob")
     (bob / "only-bob-has-this.txt").write_text("Bob's own file")
     backups = tmp_path / "backups"
-    run = gr.run_guarded_replay(ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
     assert run.status == "applied" and run.outcome.backup is not None
     return {"root": root, "alice": alice, "bob": bob, "backups": backups, "backup": run.outcome.backup.path}
 
@@ -315,7 +316,7 @@ def test_an_existing_backup_folder_keeps_its_mode(tmp_path, umask_zero):
 def test_replay_reports_and_pre_restore_backups_are_private(world, umask_zero):
     report = world["backup"] / gr.REPORT_NAME
     assert _mode(world["backup"]) == 0o700 and _mode(report) == 0o600
-    outcome = gr.run_guarded_restore(world["backup"], HeadlessReplayPrompter(True))
+    outcome = gr.run_guarded_restore(world["backup"], HeadlessPrompter(True)).outcome
     assert outcome.status == "restored" and outcome.pre_restore is not None
     pre = outcome.pre_restore.path
     assert _mode(pre) == 0o700 and _mode(pre / gr.REPORT_NAME) == 0o600

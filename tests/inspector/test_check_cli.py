@@ -340,7 +340,7 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         f"blocked-legacy-type --park {legacy})  [event {legacy}]",
     ]
     assert blocks[2].splitlines()[-1] == "  findings  none: healthy"
-    assert blocks[3] == "result: PROBLEMS FOUND (3 errors, 1 warnings, 0 info)\n"
+    assert blocks[3] == "result: PROBLEMS FOUND (3 errors, 1 warning, 0 info)\n"
 
 
 def test_human_output_with_all_events_shows_the_timeline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.core import replay as gr
+from inspector.core.prompter import HeadlessPrompter
 from journal.appliedset import APPLIED_SET_NAME
 from journal.events import JOURNAL_NAME
 from journal.fixtures import server_lock_held
@@ -93,7 +94,7 @@ def test_park_applies_the_entrys_held_events_records_the_decision_and_takes_a_ba
     assert report["outcome"]["status"] == "applied" and report["outcome"]["applied"] == [ids["held"], ids["other"]]
     # Replay never applies a parked event: the next round has nothing to do.
     assert gr.run_guarded_replay(
-        gr.ReplayRequest(w.root, CHARACTER, backup_root=backups), gr.HeadlessReplayPrompter(True)
+        gr.ReplayRequest(w.root, CHARACTER, backup_root=backups), HeadlessPrompter(True)
     ).status == "nothing_to_do"
 
 

@@ -116,7 +116,7 @@ def test_nothing_pending_exits_0(root, backups, capsys):
 
 def test_until(root, backups):
     cd = build_case(root, "pending_tail")
-    pending = gr.pending_events(cd)
+    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
     assert replay(root, backups, "--yes", "--until", pending[0].event_id) == 0
     assert read_sentinel(cd).event_id == pending[0].event_id
 
@@ -153,10 +153,22 @@ def test_bad_input_exits_2_with_a_reason(root, backups, tmp_path, capsys, argv):
     assert hash_tree(cd) == before
 
 
-def test_missing_character_option_exits_2(root):
-    with pytest.raises(SystemExit) as exc:
-        main(["replay", str(root)])
-    assert exc.value.code == 2
+def test_a_memory_root_without_character_exits_2_naming_the_characters(root, backups, capsys):
+    cd = build_case(root, "pending_tail")
+    before = hash_tree(cd)
+    assert main(["replay", str(root), "--backup-dir", str(backups), "--yes"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a character folder: name the character with --character" in err
+    assert f"(characters in it: {CHARACTER})" in err and err.count("\n") == 1
+    assert hash_tree(cd) == before and not backups.exists()
+
+
+def test_a_character_folder_needs_no_character_option(root, backups, capsys):
+    """The help says PATH may be a character folder: then --character is not needed (issue 15)."""
+    cd = build_case(root, "pending_tail")
+    assert main(["replay", str(cd), "--backup-dir", str(backups), "--yes"]) == 0
+    assert "applied 4 event(s) as planned" in capsys.readouterr().out
+    assert main(["replay", str(cd), "--backup-dir", str(backups), "--dry-run"]) == 0
 
 
 def test_server_lock_refuses_and_the_override_is_recorded(root, backups, tmp_path, capsys):

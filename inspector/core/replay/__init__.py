@@ -1,7 +1,8 @@
 """Guarded replay and restore: the one action of the inspector that writes into a memory folder.
 
-Qt-free; the command line (:mod:`inspector.replay_cmd`) and the window
-(:mod:`inspector.widgets.replay_dialog`) run the same steps and show the same values.
+Qt-free. The order of the steps lives in one place, :mod:`.flow` (generators that yield
+questions and work); the command line (:mod:`inspector.replay_cmd`) and the window
+(:mod:`inspector.controllers.replay`) only drive it, and import from it, never from the steps.
 
 The guards, in order (issue 6), one module per step:
 
@@ -32,10 +33,11 @@ The guards, in order (issue 6), one module per step:
    comes from outside the backup (:func:`restore_target`: the person's ``--to``, or the index entry
    whose manifest hash still matches) and is still a character folder.
 
-Questions go through an injected :class:`ReplayPrompter` (:class:`HeadlessReplayPrompter` for tests and
-scripts; :mod:`.prompter`); :func:`run_guarded_replay` (:mod:`.driver`) and :func:`run_guarded_restore`
-are the synchronous drivers the command line uses. The window runs the same steps itself, off the GUI
-thread. Every text shown to people comes from :mod:`.describe`.
+Questions go through the one :class:`inspector.core.prompter.Prompter` (its
+:class:`~inspector.core.prompter.HeadlessPrompter` for tests and scripts);
+:func:`run_guarded_replay` and :func:`run_guarded_restore` are :mod:`.flow`'s synchronous drivers,
+and the window's controller drives the same generators off the GUI thread. Every text shown to
+people comes from :mod:`.describe`.
 
 This package re-exports the public names of its modules. Each name is defined in exactly one module
 and looked up there by the others, so a test that replaces a name must patch the module that looks
@@ -78,13 +80,6 @@ from inspector.core.replay.describe import (
     describe_restore_outcome,
     describe_restore_plan,
 )
-from inspector.core.replay.driver import (
-    MAX_REPLANS,
-    ReplayRequest,
-    ReplayRun,
-    confirm_question,
-    run_guarded_replay,
-)
 from inspector.core.replay.errors import BackupError, BadInputError, FolderBusyError, GuardedReplayError
 from inspector.core.replay.execute import (
     OUTCOME_STATUSES,
@@ -95,6 +90,25 @@ from inspector.core.replay.execute import (
     folder_state,
 )
 from inspector.core.replay.fingerprints import WATCHED_FILES, fingerprint_changes, fingerprint_folder
+from inspector.core.replay.flow import (
+    MAX_REPLANS,
+    Ask,
+    ChooseBackup,
+    Control,
+    ReplayRequest,
+    ReplayRun,
+    RestoreRequest,
+    RestoreRun,
+    Review,
+    Tell,
+    Work,
+    confirm_question,
+    drive,
+    replay_flow,
+    restore_flow,
+    run_guarded_replay,
+    run_guarded_restore,
+)
 from inspector.core.replay.plan import (
     BlockExplanation,
     Orphan,
@@ -107,7 +121,6 @@ from inspector.core.replay.plan import (
     find_orphaned_archive_events,
     leftover_temp_files,
     make_plan,
-    pending_events,
 )
 from inspector.core.replay.preflight import (
     RECENT_WRITE_SECONDS,
@@ -119,22 +132,12 @@ from inspector.core.replay.preflight import (
     preflight,
     recent_changes,
 )
-from inspector.core.replay.prompter import (
-    ASK_APPLY,
-    ASK_EXTRACT,
-    ASK_RECENT_WRITES,
-    ASK_RESTORE,
-    HeadlessReplayPrompter,
-    Question,
-    ReplayPrompter,
-)
 from inspector.core.replay.restore import (
     RestoreOutcome,
     RestorePlan,
     execute_restore,
     plan_restore,
     restore_question,
-    run_guarded_restore,
 )
 from inspector.core.replay.target import (
     EXTRACT_MAX_BYTES,
@@ -147,10 +150,6 @@ from inspector.core.replay.target import (
 from journal.runtime import runtime_state_dir as runtime_state_dir
 
 __all__ = [
-    "ASK_APPLY",
-    "ASK_EXTRACT",
-    "ASK_RECENT_WRITES",
-    "ASK_RESTORE",
     "BACKUP_FILES",
     "EXTRACT_MAX_BYTES",
     "EXTRACT_MAX_MEMBERS",
@@ -164,6 +163,7 @@ __all__ = [
     "REPORT_NAME",
     "TRUST_REFUSALS",
     "WATCHED_FILES",
+    "Ask",
     "Backup",
     "BackupError",
     "BackupFile",
@@ -171,10 +171,11 @@ __all__ = [
     "BackupSummary",
     "BadInputError",
     "BlockExplanation",
+    "ChooseBackup",
+    "Control",
     "FolderBusyError",
     "FolderState",
     "GuardedReplayError",
-    "HeadlessReplayPrompter",
     "IndexEntry",
     "Orphan",
     "ParkChoice",
@@ -182,17 +183,20 @@ __all__ = [
     "PlannedEvent",
     "Preflight",
     "PreflightWarning",
-    "Question",
     "Refusal",
     "ReplayOutcome",
-    "ReplayPrompter",
     "ReplayRequest",
     "ReplayRun",
     "ReplayTarget",
     "RestoreOutcome",
     "RestorePlan",
+    "RestoreRequest",
+    "RestoreRun",
     "RestoreTarget",
+    "Review",
     "Scope",
+    "Tell",
+    "Work",
     "check_backup_root",
     "check_launcher_lock",
     "compare_with_prediction",
@@ -207,6 +211,7 @@ __all__ = [
     "describe_restore_outcome",
     "describe_restore_plan",
     "diff_to_json",
+    "drive",
     "execute",
     "execute_restore",
     "explain_block",
@@ -220,13 +225,14 @@ __all__ = [
     "list_backups",
     "load_backup",
     "make_plan",
-    "pending_events",
     "plan_restore",
     "preflight",
     "read_index",
     "recent_changes",
     "record_in_index",
+    "replay_flow",
     "resolve_target",
+    "restore_flow",
     "restore_question",
     "restore_target",
     "run_guarded_replay",

@@ -5,7 +5,6 @@ per-file diff and the fingerprints the plan saw. The real folder is only read.""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,6 +278,8 @@ class Plan:
         unrepairable: for ``repair``: orphans that cannot be repaired, each explained.
         temp_files: leftover temp files of interrupted atomic writes that the real run removes
             (the reconciler sweeps them before replaying; not for ``repair``).
+        unapplied: the events after the sentinel not applied yet (neither in the applied set nor
+            parked), in order: the choices for an ``until`` scope, from the plan's own read.
     """
 
     target: ReplayTarget
@@ -304,6 +305,7 @@ class Plan:
     applied_beyond: list[str] = field(default_factory=list)
     park: ParkChoice | None = None
     journal_last: str | None = None
+    unapplied: list[PlannedEvent] = field(default_factory=list)
 
     @property
     def char_dir(self) -> Path:
@@ -423,9 +425,11 @@ def _plan_once(
         raise BadInputError(_refused_file(cd, aset.message, "which events are already applied past the sentinel"))
     already = applied_beyond(aset, sentinel.event_id)
     parked = parked_read.ids
-    pending = sum(
-        1 for ev in events[at_sentinel.replay_start :] if ev.event_id not in already and ev.event_id not in parked
-    )
+    unapplied = [
+        PlannedEvent.of(i, ev)
+        for i, ev in enumerate(events)
+        if i >= at_sentinel.replay_start and ev.event_id not in already and ev.event_id not in parked
+    ]
     orphans = find_orphaned_archive_events(cd, events)
     unrepairable: list[Orphan] = []
     park: ParkChoice | None = None
@@ -468,7 +472,7 @@ def _plan_once(
         sentinel_index=sindex,
         total_events=len(events),
         journal_present=jr.present,
-        pending=pending,
+        pending=len(unapplied),
         events=planned(dry.report.applied),
         block=blocks[0] if blocks else None,
         diff=dry.diff,
@@ -482,6 +486,7 @@ def _plan_once(
         applied_beyond=sorted(already, key=lambda e: index_of.get(e, -1)),
         park=park,
         journal_last=events[-1].event_id if events else None,
+        unapplied=unapplied,
     )
 
 
@@ -544,19 +549,3 @@ def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
             if fs.is_temp_name(name) and p.is_file() and not p.is_symlink():
                 out.append(f"{sub}/{name}" if sub else name)
     return out
-
-
-def pending_events(char_dir: str | os.PathLike[str]) -> list[PlannedEvent]:
-    """The events after the sentinel that are not applied yet (for choosing an ``until`` event),
-    in order: those the applied set records past the sentinel, and parked ones, are left out."""
-    cd = Path(char_dir)
-    events = read_journal(cd / JOURNAL_NAME).events
-    sentinel = read_sentinel(cd)
-    start = locate_sentinel(sentinel, _index_in(events)).replay_start
-    done = applied_beyond(read_applied_set(cd, sentinel), sentinel.event_id) | read_parked(cd).ids
-    return [PlannedEvent.of(i, ev) for i, ev in enumerate(events) if i >= start and ev.event_id not in done]
-
-
-def _index_in(events: list[Event]) -> Callable[[str], int | None]:
-    """``index_of`` over a journal's events (their ids are unique: the reader keeps the first)."""
-    return {ev.event_id: i for i, ev in enumerate(events)}.get

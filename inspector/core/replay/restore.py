@@ -1,7 +1,7 @@
 """Step 7: put a backup back (:func:`plan_restore`, :func:`execute_restore`), verified against its
 manifest, into a folder that comes from outside the backup (:func:`restore_target`: the person's
 ``--to``, or the index of backups), one atomic replace per file through :mod:`journal.fs`;
-:func:`run_guarded_restore` is the synchronous driver."""
+the order of the steps is :func:`inspector.core.replay.flow.restore_flow`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from inspector.core.prompter import ASK_RESTORE, Question
 from inspector.core.replay.backup import (
     Backup,
     IndexEntry,
@@ -27,7 +28,6 @@ from inspector.core.replay.describe import describe_restore_plan
 from inspector.core.replay.errors import BackupError, BadInputError
 from inspector.core.replay.fingerprints import _sha256_file
 from inspector.core.replay.preflight import check_launcher_lock, folder_writable
-from inspector.core.replay.prompter import ASK_RESTORE, Question, ReplayPrompter
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from journal import fs
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
@@ -345,34 +345,3 @@ def restore_question(rp: RestorePlan) -> Question:
         "The folder as it is now is backed up first.",
         "\n".join(describe_restore_plan(rp)),
     )
-
-
-def run_guarded_restore(
-    backup_path: str | os.PathLike[str],
-    prompter: ReplayPrompter,
-    *,
-    to: str | os.PathLike[str] | None = None,
-    index_path: str | os.PathLike[str] | None = None,
-    backup_root: str | os.PathLike[str] | None = None,
-    state_dir: str | os.PathLike[str] | None = None,
-    writable: Callable[[Path], bool] = folder_writable,
-) -> RestoreOutcome:
-    """Plan a restore, show it, ask, and carry it out.
-
-    Args:
-        to: the character folder to restore into (``--to``); see :func:`plan_restore`.
-        index_path: the index of backups (default: :func:`default_index_path`).
-        backup_root: where the pre-restore backup goes (see :func:`execute_restore`).
-
-    Raises:
-        BadInputError: not a backup folder, or the folder cannot take it.
-    """
-    rp = plan_restore(backup_path, to, index_path=index_path)
-    prompter.notify("\n".join(describe_restore_plan(rp)))
-    if not rp.ok:
-        return RestoreOutcome("refused", rp, rp.refused_because)
-    if not rp.has_work:
-        return RestoreOutcome("nothing_to_do", rp, "the folder already equals the backup")
-    if not prompter.ask(restore_question(rp)):
-        return RestoreOutcome("refused", rp, "not restored: not confirmed")
-    return execute_restore(rp, backup_root=backup_root, index_path=index_path, state_dir=state_dir, writable=writable)

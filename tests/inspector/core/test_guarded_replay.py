@@ -12,15 +12,8 @@ from pathlib import Path
 import pytest
 
 from inspector.core import replay as gr
-from inspector.core.replay import (
-    ASK_APPLY,
-    ASK_EXTRACT,
-    ASK_RECENT_WRITES,
-    BadInputError,
-    HeadlessReplayPrompter,
-    ReplayRequest,
-    Scope,
-)
+from inspector.core.prompter import ASK_APPLY, ASK_EXTRACT, ASK_RECENT_WRITES, HeadlessPrompter
+from inspector.core.replay import BadInputError, ReplayRequest, Scope
 from inspector.core.replay import backup as replay_backup
 from inspector.core.replay import plan as replay_plan
 from inspector.core.replay import target as replay_target
@@ -85,7 +78,7 @@ def test_lock_held_by_another_process_refuses_and_released_lock_allows(root, bac
         assert holder.stdout.readline().strip() == "locked"
         assert gr.check_launcher_lock().state == "running"
         before = hash_tree(cd)
-        run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+        run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
         assert run.status == "refused" and run.exit_code == 1
         assert [r.code for r in run.preflight.refusals] == ["server.running"]
         assert hash_tree(cd) == before
@@ -95,7 +88,7 @@ def test_lock_held_by_another_process_refuses_and_released_lock_allows(root, bac
         holder.wait(timeout=30)
         holder.stdout.close()
     assert gr.check_launcher_lock().state == "free"
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert run.status == "applied" and run.exit_code == 0
 
 
@@ -110,7 +103,7 @@ def test_lock_that_cannot_be_tested_is_unknown_and_refuses(root, backups, tmp_pa
     (tmp_path / "runtime").write_text("a file where the state folder should be")
     assert gr.check_launcher_lock().state == "unknown"
     before = hash_tree(cd)
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert run.status == "refused" and [r.code for r in run.preflight.refusals] == ["server.unknown"]
     assert hash_tree(cd) == before
 
@@ -118,7 +111,7 @@ def test_lock_that_cannot_be_tested_is_unknown_and_refuses(root, backups, tmp_pa
 def test_override_turns_the_refusal_into_a_recorded_warning(root, backups, tmp_path):
     build_case(root, "pending_tail")
     with server_lock_held(tmp_path / "runtime"):
-        run = gr.run_guarded_replay(_request(root, backups, override_server_lock=True), HeadlessReplayPrompter(True))
+        run = gr.run_guarded_replay(_request(root, backups, override_server_lock=True), HeadlessPrompter(True))
     assert run.status == "applied"
     assert [w.code for w in run.preflight.warnings][:1] == ["server.override"]
     report = json.loads(run.outcome.report_path.read_text())
@@ -156,7 +149,7 @@ def test_default_backup_root_is_in_the_user_data_folder():
 
 def test_without_backup_dir_the_backup_goes_to_the_data_folder(root, tmp_path):
     build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(ReplayRequest(root, CHARACTER), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(ReplayRequest(root, CHARACTER), HeadlessPrompter(True))
     assert run.status == "applied"
     assert run.outcome.backup.path.is_relative_to(tmp_path / "xdg-data" / "memory-inspector" / "backups")
 
@@ -169,7 +162,7 @@ def test_recent_write_warns_and_a_person_can_decline(root, backups):
     target = gr.resolve_target(root, CHARACTER)
     assert [w.code for w in gr.preflight(target).warnings] == ["files.recent"]
     before = hash_tree(cd)
-    prompter = HeadlessReplayPrompter({ASK_RECENT_WRITES: False, ASK_APPLY: True})
+    prompter = HeadlessPrompter({ASK_RECENT_WRITES: False, ASK_APPLY: True})
     run = gr.run_guarded_replay(_request(root, backups), prompter)
     assert run.status == "declined" and run.exit_code == 1
     assert prompter.keys() == [ASK_RECENT_WRITES]
@@ -181,7 +174,7 @@ def test_old_files_do_not_warn(root):
     make_old(cd)
     pf = gr.preflight(gr.resolve_target(root, CHARACTER))
     assert pf.ok and pf.warnings == ()
-    prompter = HeadlessReplayPrompter(True)
+    prompter = HeadlessPrompter(True)
     gr.run_guarded_replay(_request(root, root.parent / "b"), prompter)
     assert prompter.keys() == [ASK_APPLY]
 
@@ -189,7 +182,7 @@ def test_old_files_do_not_warn(root):
 def test_not_writable_folder_is_refused(root, backups):
     cd = build_case(root, "pending_tail")
     before = hash_tree(cd)
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True), writable=lambda p: False)
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True), writable=lambda p: False)
     assert run.status == "refused"
     assert [r.code for r in run.preflight.refusals] == ["folder.not_writable"]
     assert hash_tree(cd) == before
@@ -210,19 +203,19 @@ def test_zip_export_is_refused_with_an_offer_to_extract(root, backups, tmp_path)
     build_case(root, "pending_tail")
     z = zip_export(root, tmp_path / "export.zip")
     data = z.read_bytes()
-    run = gr.run_guarded_replay(ReplayRequest(z, CHARACTER, backup_root=backups), HeadlessReplayPrompter(False))
+    run = gr.run_guarded_replay(ReplayRequest(z, CHARACTER, backup_root=backups), HeadlessPrompter(False))
     assert run.status == "refused" and run.exit_code == 1
     assert [r.code for r in run.preflight.refusals] == ["input.zip_export"]
     assert run.preflight.refusals[0].offer == "extract"
     assert z.read_bytes() == data and run.extracted_to is None
 
-    prompter = HeadlessReplayPrompter({ASK_EXTRACT: True})
+    prompter = HeadlessPrompter({ASK_EXTRACT: True})
     run = gr.run_guarded_replay(ReplayRequest(z, CHARACTER, backup_root=backups), prompter)
     assert run.status == "refused" and run.extracted_to == tmp_path / "export-extracted"
     assert hash_tree(run.extracted_to / "memory") == hash_tree(root)
     # The extracted folder can then be replayed.
     run = gr.run_guarded_replay(
-        ReplayRequest(run.extracted_to / "memory", CHARACTER, backup_root=backups), HeadlessReplayPrompter(True)
+        ReplayRequest(run.extracted_to / "memory", CHARACTER, backup_root=backups), HeadlessPrompter(True)
     )
     assert run.status == "applied"
 
@@ -266,21 +259,21 @@ def test_bad_input(root, backups, tmp_path):
         gr.resolve_target(tmp_path / "plain.txt", CHARACTER)
     with pytest.raises(BadInputError, match="inside the character folder"):
         gr.run_guarded_replay(
-            ReplayRequest(root, CHARACTER, backup_root=root / CHARACTER / "b"), HeadlessReplayPrompter(True)
+            ReplayRequest(root, CHARACTER, backup_root=root / CHARACTER / "b"), HeadlessPrompter(True)
         )
     with pytest.raises(BadInputError, match="inside the memory root"):
         gr.run_guarded_replay(
-            ReplayRequest(root, CHARACTER, backup_root=root / "backups"), HeadlessReplayPrompter(True)
+            ReplayRequest(root, CHARACTER, backup_root=root / "backups"), HeadlessPrompter(True)
         )
 
 
 def test_character_folder_as_path_may_back_up_beside_it(root, backups):
     """Its parent is not known to be a memory root (it may be the home folder holding the data folder)."""
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(ReplayRequest(cd, CHARACTER, backup_root=root / "bk"), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(ReplayRequest(cd, CHARACTER, backup_root=root / "bk"), HeadlessPrompter(True))
     assert run.status == "applied" and run.outcome.backup.path.is_relative_to(root / "bk")
     with pytest.raises(BadInputError, match="inside the character folder"):
-        gr.run_guarded_replay(ReplayRequest(cd, CHARACTER, backup_root=cd / "bk"), HeadlessReplayPrompter(True))
+        gr.run_guarded_replay(ReplayRequest(cd, CHARACTER, backup_root=cd / "bk"), HeadlessPrompter(True))
 
 
 def test_character_folder_itself_is_accepted_as_path(root):
@@ -298,7 +291,7 @@ def test_plan_and_dry_run_leave_every_file_byte_identical(root, backups, case):
     before = hash_tree(root)
     plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
     gr.make_plan(gr.resolve_target(root, CHARACTER), Scope("repair"))
-    run = gr.run_guarded_replay(_request(root, backups, dry_run=True), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups, dry_run=True), HeadlessPrompter(True))
     assert run.status == "planned" and run.outcomes == []
     assert hash_tree(root) == before
     assert not backups.exists()
@@ -338,7 +331,7 @@ def test_plan_lists_the_temp_litter_the_real_run_removes(root, backups):
     plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
     assert plan.temp_files == [".nkatmp0badc0de.tmp", f"{REFLECTION_ARCHIVE}/.nkatmp1234abcd.tmp"]
     assert "Also removes 2 leftover temp file(s)" in "\n".join(gr.describe_plan(plan))
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert run.status == "applied" and gr.leftover_temp_files(cd) == []
     report = json.loads(run.outcome.report_path.read_text())
     assert sorted(report["outcome"]["temp_files_removed"]) == sorted(plan.temp_files)
@@ -353,7 +346,7 @@ def test_blocked_event_is_explained_never_skipped(root, backups, case, reason):
     assert plan.block.actions and plan.block.why
     text = "\n".join(gr.describe_plan(plan))
     assert f"reason: {reason}" in text and "What you can do" in text
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert run.status == "stopped" and run.exit_code == 1
     assert run.outcome.block.event_id == plan.block.event_id
     events = _events(cd)
@@ -373,13 +366,13 @@ def test_every_block_reason_has_words_and_actions(reason):
 
 def test_until_scope_stops_at_the_chosen_event(root, backups):
     cd = build_case(root, "pending_tail")
-    pending = gr.pending_events(cd)
+    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
     until = pending[1].event_id
-    run = gr.run_guarded_replay(_request(root, backups, scope=Scope("until", until)), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups, scope=Scope("until", until)), HeadlessPrompter(True))
     assert run.status == "applied"
     assert run.outcome.applied == [pending[0].event_id, until]
     assert _sentinel(cd) == until
-    assert [e.event_id for e in gr.pending_events(cd)] == [e.event_id for e in pending[2:]]
+    assert [e.event_id for e in gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied] == [e.event_id for e in pending[2:]]
 
 
 def test_until_must_name_a_pending_event(root, backups):
@@ -399,7 +392,7 @@ def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_n
     cd = build_case(root, case)
     original = hash_tree(cd)
     original_tree = tree_snapshot(cd)
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     plan, outcome = run.plan, run.outcome
     events = _events(cd)
     assert outcome.mismatches == []
@@ -423,7 +416,7 @@ def test_apply_matches_the_dry_run_backup_restores_and_replaying_again_changes_n
         assert outcome.status == "applied" and _sentinel(cd) == last.event_id
     after = hash_tree(cd)
     # Replaying again changes no byte.
-    again = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    again = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert again.outcome.status in ("nothing_to_do", "stopped") and again.outcome.backup is None
     Reconciler(EventLog(root)).reconcile(CHARACTER)
     assert hash_tree(cd) == after
@@ -438,34 +431,34 @@ def test_progress_is_reported_per_event(root, backups):
     build_case(root, "pending_tail")
     seen = []
     gr.run_guarded_replay(
-        _request(root, backups), HeadlessReplayPrompter(True), on_progress=lambda d, t: seen.append((d, t))
+        _request(root, backups), HeadlessPrompter(True), on_progress=lambda d, t: seen.append((d, t))
     )
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
 def test_cancel_between_events_leaves_a_consistent_folder(root, backups):
     cd = build_case(root, "pending_tail")
-    pending = gr.pending_events(cd)
+    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
     calls = []
 
     def should_continue():
         calls.append(1)
         return len(calls) <= 2
 
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True), should_continue=should_continue)
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True), should_continue=should_continue)
     assert run.status == "cancelled" and run.exit_code == 1
     assert run.outcome.applied == [pending[0].event_id, pending[1].event_id]
     assert _sentinel(cd) == pending[1].event_id
     assert run.outcome.after.pending == 2
     # A later run finishes the job, and the result equals an uninterrupted replay's.
-    rest = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    rest = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert rest.status == "applied" and rest.outcome.applied == [e.event_id for e in pending[2:]]
 
 
 def test_declining_the_plan_writes_nothing(root, backups):
     cd = build_case(root, "pending_tail")
     before = hash_tree(cd)
-    prompter = HeadlessReplayPrompter({ASK_RECENT_WRITES: True, ASK_APPLY: False})
+    prompter = HeadlessPrompter({ASK_RECENT_WRITES: True, ASK_APPLY: False})
     run = gr.run_guarded_replay(_request(root, backups), prompter)
     assert run.status == "declined" and hash_tree(cd) == before and not backups.exists()
     assert "Would apply 4 event(s):" in prompter.asked[-1].details
@@ -491,7 +484,7 @@ def test_write_between_plan_and_apply_is_refused_and_replanned(root, backups):
             )
         return True
 
-    prompter = HeadlessReplayPrompter(answer)
+    prompter = HeadlessPrompter(answer)
     run = gr.run_guarded_replay(_request(root, backups), prompter)
     first, second = run.outcomes
     assert first.status == "changed" and first.changed_files == [JOURNAL_NAME]
@@ -545,7 +538,7 @@ def test_orphan_repair_puts_the_entry_into_its_shard_once_and_keeps_the_sentinel
     ]
     tail = gr.make_plan(gr.resolve_target(root, CHARACTER))
     assert not tail.has_work and "repair orphans" in "\n".join(gr.describe_plan(tail))
-    run = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessPrompter(True))
     assert run.status == "applied", run.message
     assert run.outcome.applied == [o.event.event_id for o in orphans]
     assert (cd / SENTINEL_NAME).read_bytes() == sentinel_bytes
@@ -555,7 +548,7 @@ def test_orphan_repair_puts_the_entry_into_its_shard_once_and_keeps_the_sentinel
     assert [e["id"] for e in load_shard(pshard)] == [persona_entry]
     assert gr.find_orphaned_archive_events(cd) == []
     after = hash_tree(cd)
-    again = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessReplayPrompter(True))
+    again = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessPrompter(True))
     assert again.status == "nothing_to_do" and hash_tree(cd) == after
     assert [e["id"] for e in load_shard(cd / REFLECTION_ARCHIVE / SHARD)] == ["ref_00000000000000a3"]
 
@@ -566,7 +559,7 @@ def test_unrepairable_orphans_are_explained(root, backups):
     plan = gr.make_plan(gr.resolve_target(root, CHARACTER), Scope("repair"))
     assert not plan.has_work and [o.problem for o in plan.unrepairable] == ["corrupt_shard"]
     assert "Cannot repair" in "\n".join(gr.describe_plan(plan))
-    run = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessPrompter(True))
     assert run.status == "stopped" and run.exit_code == 1
 
 
@@ -687,12 +680,12 @@ def test_links_are_never_followed_into_backups(root, backups, tmp_path):
 
 def test_tampered_backup_is_refused(root, backups):
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     after = hash_tree(cd)
     (run.outcome.backup.files_dir / REFLECTIONS).write_text("[]")
     rp = gr.plan_restore(run.outcome.backup.path)
     assert rp.problems and not rp.ok
-    outcome = gr.run_guarded_restore(run.outcome.backup.path, HeadlessReplayPrompter(True))
+    outcome = gr.run_guarded_restore(run.outcome.backup.path, HeadlessPrompter(True))
     assert outcome.status == "refused" and outcome.exit_code == 1
     assert hash_tree(cd) == after
 
@@ -701,21 +694,22 @@ def test_restore_removes_files_created_after_the_backup_and_is_itself_undoable(r
     cd = build_case(root, "pending_tail")
     (cd / REFLECTION_ARCHIVE / SHARD).unlink()  # so that the replay creates the shard
     original = hash_tree(cd)
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     EventLog(root).append(CHARACTER, "reflection.evidence_updated", {"reflection_id": "ref_00000000000000a1"})
     (cd / ".nkatmp0badc0de.tmp").write_bytes(b"litter")
     after = hash_tree(cd)
     rp = gr.plan_restore(run.outcome.backup.path)
     assert f"{REFLECTION_ARCHIVE}/{SHARD}" in rp.remove and ".nkatmp0badc0de.tmp" in rp.remove
     assert rp.new_events == 1 and "written after the backup" in "\n".join(gr.describe_restore_plan(rp))
-    prompter = HeadlessReplayPrompter(True)
-    outcome = gr.run_guarded_restore(run.outcome.backup.path, prompter)
-    assert outcome.status == "restored" and outcome.exit_code == 0
+    prompter = HeadlessPrompter(True)
+    restored = gr.run_guarded_restore(run.outcome.backup.path, prompter)
+    assert restored.status == "restored" and restored.exit_code == 0
+    outcome = restored.outcome
     assert hash_tree(cd) == original
     assert outcome.pre_restore is not None and outcome.pre_restore.hashes() == after
     report = json.loads(outcome.report_path.read_text())
     assert report["kind"] == "restore" and report["outcome"]["removed"] == sorted(rp.remove)
-    undo = gr.run_guarded_restore(outcome.pre_restore.path, HeadlessReplayPrompter(True))
+    undo = gr.run_guarded_restore(outcome.pre_restore.path, HeadlessPrompter(True))
     assert undo.status == "restored" and hash_tree(cd) == after
 
 
@@ -725,7 +719,7 @@ def test_restore_removes_a_folder_the_replay_created(root, backups):
     cd = build_case(root, "pending_tail")
     shutil.rmtree(cd / REFLECTION_ARCHIVE)  # the replay recreates it to heal the archive entry
     original = tree_snapshot(cd)
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     assert (cd / REFLECTION_ARCHIVE / SHARD).is_file()
     rp = gr.plan_restore(run.outcome.backup.path)
     assert rp.remove == [f"{REFLECTION_ARCHIVE}/{SHARD}"] and rp.remove_dirs == [REFLECTION_ARCHIVE]
@@ -736,10 +730,10 @@ def test_restore_removes_a_folder_the_replay_created(root, backups):
 
 def test_restore_refuses_while_the_server_runs(root, backups, tmp_path):
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     after = hash_tree(cd)
     with server_lock_held(tmp_path / "runtime"):
-        outcome = gr.run_guarded_restore(run.outcome.backup.path, HeadlessReplayPrompter(True))
+        outcome = gr.run_guarded_restore(run.outcome.backup.path, HeadlessPrompter(True))
     assert outcome.status == "refused" and "stop N.E.K.O" in outcome.message
     assert hash_tree(cd) == after
 
@@ -747,7 +741,7 @@ def test_restore_refuses_while_the_server_runs(root, backups, tmp_path):
 def test_restore_of_an_identical_folder_does_nothing(root, backups):
     cd = build_case(root, "pending_tail")
     backup = gr.create_backup(cd, backups)
-    prompter = HeadlessReplayPrompter(True)
+    prompter = HeadlessPrompter(True)
     outcome = gr.run_guarded_restore(backup.path, prompter)
     assert outcome.status == "nothing_to_do" and prompter.asked == []
 
@@ -759,7 +753,7 @@ def test_restore_recreates_a_deleted_folder(root, backups):
     import shutil
 
     shutil.rmtree(cd)
-    outcome = gr.run_guarded_restore(backup.path, HeadlessReplayPrompter(True))
+    outcome = gr.run_guarded_restore(backup.path, HeadlessPrompter(True)).outcome
     assert outcome.status == "restored" and outcome.pre_restore is None
     assert hash_tree(cd) == original
 
@@ -796,12 +790,12 @@ def test_list_backups_marks_the_backups_that_cannot_be_restored(root, backups, t
 
 def test_list_backups_newest_first_with_their_status(root, backups):
     build_case(root, "pending_tail")
-    first = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True)).outcome.backup
+    first = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True)).outcome.backup
     cd = root / CHARACTER
     EventLog(root).append(
         CHARACTER, "reflection.evidence_updated", {"reflection_id": "ref_00000000000000a1", "reinforcement": 5.0}
     )
-    second = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True)).outcome.backup
+    second = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True)).outcome.backup
     listed = gr.list_backups(backups, CHARACTER)
     assert {b.path for b in listed} == {first.path, second.path}
     assert all(b.status == "applied" and b.kind == "replay" for b in listed)
@@ -813,7 +807,7 @@ def test_list_backups_newest_first_with_their_status(root, backups):
 
 def test_report_beside_the_backup_records_plan_outcome_fingerprints_who_and_when(root, backups):
     cd = build_case(root, "legacy_block")
-    run = gr.run_guarded_replay(_request(root, backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
     report = json.loads((run.outcome.backup.path / gr.REPORT_NAME).read_text())
     assert report["who"] and report["started_at"] and report["finished_at"]
     assert report["overrides"] == {"server_lock": False}

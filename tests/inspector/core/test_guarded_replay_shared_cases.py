@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from inspector.core import replay as gr
-from inspector.core.replay import HeadlessReplayPrompter, ReplayRequest, Scope
+from inspector.core.prompter import HeadlessPrompter
+from inspector.core.replay import ReplayRequest, Scope
 from journal import fixtures as folders
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.log import EventLog
@@ -23,7 +24,7 @@ def test_apply_on_each_shared_case(tmp_path, name):
     built = folders.CASES[name](root, name)
     backups = tmp_path / "backups"
     original = folders.tree_snapshot(built.path)
-    run = gr.run_guarded_replay(ReplayRequest(root, name, backup_root=backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(ReplayRequest(root, name, backup_root=backups), HeadlessPrompter(True))
     plan, outcome = run.plan, run.outcome
     assert outcome.mismatches == []
     if not plan.has_work:
@@ -39,10 +40,10 @@ def test_apply_on_each_shared_case(tmp_path, name):
     else:
         assert read_sentinel(built.path).event_id == events[-1].event_id
     after = folders.tree_snapshot(built.path)
-    gr.run_guarded_replay(ReplayRequest(root, name, backup_root=backups), HeadlessReplayPrompter(True))
+    gr.run_guarded_replay(ReplayRequest(root, name, backup_root=backups), HeadlessPrompter(True))
     Reconciler(EventLog(root)).reconcile(name)
     assert folders.tree_snapshot(built.path) == after
-    restored = gr.run_guarded_restore(outcome.backup.path, HeadlessReplayPrompter(True))
+    restored = gr.run_guarded_restore(outcome.backup.path, HeadlessPrompter(True))
     assert restored.status == "restored", restored.message
     assert folders.tree_snapshot(built.path) == original
 
@@ -53,7 +54,7 @@ def test_orphan_repair_on_the_shared_case(tmp_path):
     built = folders.archive_entry_lost(root)
     sentinel = (built.path / SENTINEL_NAME).read_bytes()
     run = gr.run_guarded_replay(
-        ReplayRequest(root, built.name, scope=Scope("repair"), backup_root=tmp_path / "b"), HeadlessReplayPrompter(True)
+        ReplayRequest(root, built.name, scope=Scope("repair"), backup_root=tmp_path / "b"), HeadlessPrompter(True)
     )
     assert run.status == "applied" and len(run.outcome.applied) == 1
     assert (built.path / SENTINEL_NAME).read_bytes() == sentinel
@@ -65,11 +66,11 @@ def test_zip_and_server_lock_cases(tmp_path):
     root.mkdir()
     built = folders.pending_tail(root)
     z = folders.zip_export(root, tmp_path / "export.zip")
-    run = gr.run_guarded_replay(ReplayRequest(z, built.name, backup_root=tmp_path / "b"), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(ReplayRequest(z, built.name, backup_root=tmp_path / "b"), HeadlessPrompter(True))
     assert [r.code for r in run.preflight.refusals] == ["input.zip_export"]
     with folders.server_lock_held(tmp_path / "runtime"):
         run = gr.run_guarded_replay(
-            ReplayRequest(root, built.name, backup_root=tmp_path / "b"), HeadlessReplayPrompter(True)
+            ReplayRequest(root, built.name, backup_root=tmp_path / "b"), HeadlessPrompter(True)
         )
     assert run.status == "refused" and [r.code for r in run.preflight.refusals] == ["server.running"]
 

@@ -12,9 +12,11 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QPushButton
 from inspector.controllers import replay as rc
 from inspector.controllers.replay import install_replay_actions
 from inspector.core import replay as gr
-from inspector.core.replay import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessReplayPrompter, Scope
+from inspector.core.prompter import ASK_APPLY, ASK_EXTRACT, ASK_RESTORE, HeadlessPrompter
+from inspector.core.replay import Scope
 from inspector.widgets import replay_dialog as rd
-from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog, RestoreDialog
+from inspector.widgets.replay_dialog import ReplayChoice, ReplayDialog
+from inspector.widgets.restore_dialog import RestoreDialog
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import server_lock_held, zip_export
 from journal.handlers import default_registry
@@ -34,9 +36,31 @@ def window(qtbot):
     return w
 
 
+class WindowPrompter(HeadlessPrompter):
+    """The window's prompter with its yes/no questions answered headlessly: the plan review and
+    the backup chooser still go through the dialogs' classmethods (which the tests patch)."""
+
+    def review(self, review):
+        return ReplayDialog.review(None, review)
+
+    def choose_backup(self, backups, start):
+        return RestoreDialog.ask(None, list(backups), start)
+
+    def show_result(self, run):
+        ReplayDialog.show_result(None, run.plan, run.outcome)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.levels = []  # (title, level) of each notice: the icon a window shows
+
+    def notify(self, text, *, title="", level="info"):
+        super().notify(text, title=title, level=level)
+        self.levels.append((title, level))
+
+
 @pytest.fixture
 def prompter():
-    return HeadlessReplayPrompter(True)
+    return WindowPrompter(True)
 
 
 @pytest.fixture
@@ -104,7 +128,7 @@ def _run(qtbot, controller, action=None, timeout=30_000):
 def _plan(root, case="pending_tail", scope=None):
     cd = build_case(root, case)
     target = gr.resolve_target(root, CHARACTER)
-    return gr.make_plan(target, scope), gr.preflight(target), gr.pending_events(cd)
+    return gr.make_plan(target, scope), gr.preflight(target), gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
 
 
 def test_dialog_shows_events_diff_and_returns_plain_choices(qtbot, root):
@@ -122,13 +146,21 @@ def test_dialog_shows_events_diff_and_returns_plain_choices(qtbot, root):
         '"confirmed"',
     )
     assert dialog.block_label.isHidden() and "a writer may be active" in dialog.notice_label.text()
-    assert dialog.apply_button.isEnabled() and not dialog.replan_button.isEnabled()
+    assert dialog.apply_button.isEnabled() and dialog.choice() == CANCEL
 
+    # Every change of scope re-plans at once (issue 15): the dialog closes with the new scope.
     dialog.scope_until.setChecked(True)
-    dialog.until_combo.setCurrentIndex(1)
-    assert not dialog.apply_button.isEnabled() and dialog.replan_button.isEnabled()
-    dialog.replan_button.click()
-    assert dialog.choice() == ReplayChoice("replan", Scope("until", pending[1].event_id))
+    assert dialog.choice() == ReplayChoice("replan", Scope("until", pending[0].event_id))
+    picked = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(picked)
+    picked.until_combo.setCurrentIndex(1)  # the combo alone selects nothing until its radio is on
+    assert picked.choice() == CANCEL
+    picked.scope_until.setChecked(True)
+    assert picked.choice() == ReplayChoice("replan", Scope("until", pending[1].event_id))
+    repair = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(repair)
+    repair.scope_repair.setChecked(True)
+    assert repair.choice() == ReplayChoice("replan", Scope("repair"))
 
     again = ReplayDialog(plan, pf, pending)
     qtbot.addWidget(again)
@@ -156,7 +188,7 @@ def test_dialog_with_nothing_to_apply_cannot_apply(qtbot, root):
 
 def test_result_is_shown_next_to_the_plan(qtbot, root, backups):
     build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
     dialog = ReplayDialog(run.plan, outcome=run.outcome)
     qtbot.addWidget(dialog)
     assert dialog.events_view.topLevelItemCount() == 4
@@ -219,6 +251,7 @@ def test_restore_of_a_backup_not_in_the_index_is_refused_in_the_window(
     c = make_controller()
     outcome = _run(qtbot, c, c.restore_action)
     assert outcome.status == "refused" and "not in the index of backups" in outcome.message
+    assert outcome.outcome is None and prompter.levels[-1] == ("Restore backup", "warning")
     assert "pass --to DIR" in prompter.notes[-1] and prompter.asked == []
     assert hash_tree(cd) == after
 
@@ -228,7 +261,7 @@ def test_restore_of_a_backup_not_in_the_index_is_refused_in_the_window(
 
 def test_actions_are_installed_in_the_given_menu_or_a_new_one(qtbot, window, make_controller):
     menu = QMenu("Tools", window)
-    c = install_replay_actions(window, menu, lambda: None)
+    c = install_replay_actions(window, menu, lambda: None, prompter=WindowPrompter(False))
     assert [a.text() for a in menu.actions()] == ["Replay…", "Restore backup…"]
     c2 = make_controller()
     (replay_menu,) = [a.menu() for a in window.menuBar().actions() if a.text() == "&Replay"]
@@ -244,7 +277,7 @@ def test_gui_flow_plan_apply_progress_result(qtbot, root, backups, make_controll
     changed = []
     c.progress.connect(lambda d, t: progress.append((d, t)))
     c.folder_changed.connect(changed.append)
-    outcome = _run(qtbot, c)
+    outcome = _run(qtbot, c).outcome
     assert outcome.status == "applied"
     (plan, preflight, pending, notice) = s.asked[0]
     assert [e.event_id for e in plan.events] == [e.event_id for e in pending]
@@ -262,14 +295,14 @@ def test_gui_plan_leaves_every_file_byte_identical(qtbot, root, backups, make_co
     cd = build_case(root, "pending_tail")
     before = hash_tree(cd)
     s = spy(CANCEL)
-    assert _run(qtbot, make_controller()) is None
+    assert _run(qtbot, make_controller()).status == "declined"
     assert len(s.asked) == 1 and s.results == []
     assert hash_tree(cd) == before and not backups.exists()
 
 
 def test_cancel_from_the_progress_dialog(qtbot, root, make_controller, spy):
     cd = build_case(root, "pending_tail")
-    pending = gr.pending_events(cd)
+    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
     armed, entered, gate = threading.Event(), threading.Event(), threading.Event()
     registry = default_registry()
     original = registry.get("reflection.evidence_updated")
@@ -298,7 +331,7 @@ def test_cancel_from_the_progress_dialog(qtbot, root, make_controller, spy):
         assert button.text() == "Cancel"
         button.click()
         gate.set()
-    outcome = blocker.args[0]
+    outcome = blocker.args[0].outcome
     assert outcome.status == "cancelled"
     assert outcome.applied == [pending[0].event_id]
     assert read_sentinel(cd).event_id == pending[0].event_id
@@ -317,7 +350,7 @@ def test_write_between_plan_and_apply_is_refused_and_replanned(qtbot, root, make
         return APPLY
 
     s = spy(write_then_apply, APPLY)
-    outcome = _run(qtbot, make_controller())
+    outcome = _run(qtbot, make_controller()).outcome
     assert len(s.asked) == 2
     assert s.asked[0][3] == "" and "new plan" in s.asked[1][3] and JOURNAL_NAME in s.asked[1][3]
     assert s.asked[1][0].events[-1].event_id == written[0].event_id
@@ -328,7 +361,7 @@ def test_scope_change_replans_then_repairs_orphans(qtbot, root, make_controller,
     cd = build_case(root, "archive_lost")
     sentinel = (cd / SENTINEL_NAME).read_bytes()
     s = spy(ReplayChoice("replan", Scope("repair")), APPLY)
-    outcome = _run(qtbot, make_controller())
+    outcome = _run(qtbot, make_controller()).outcome
     assert [a[0].scope.kind for a in s.asked] == ["tail", "repair"]
     assert outcome.status == "applied"
     assert [e["id"] for e in load_shard(cd / REFLECTION_ARCHIVE / SHARD)] == ["ref_00000000000000a3"]
@@ -340,8 +373,9 @@ def test_server_running_is_refused_without_an_override(qtbot, root, tmp_path, ma
     before = hash_tree(cd)
     s = spy()
     with server_lock_held(tmp_path / "runtime"):
-        assert _run(qtbot, make_controller()) is None
-    assert s.asked == [] and "Replay refused" in prompter.notes[-1]
+        assert _run(qtbot, make_controller()).status == "refused"
+    assert s.asked == [] and "refused: the memory server is running" in prompter.notes[-1]
+    assert prompter.levels[-1] == ("Guarded replay", "warning")
     assert hash_tree(cd) == before
 
 
@@ -352,7 +386,7 @@ def test_zip_export_offers_extraction_and_opens_the_folder(qtbot, root, tmp_path
     c = make_controller(target=(str(z), CHARACTER))
     opened = []
     c.open_requested.connect(opened.append)
-    assert _run(qtbot, c) is None
+    assert _run(qtbot, c).extracted_to == tmp_path / "export-extracted"
     assert prompter.keys() == [ASK_EXTRACT]
     assert opened == [str(tmp_path / "export-extracted")]
     assert hash_tree(tmp_path / "export-extracted" / "memory") == hash_tree(root)
@@ -362,15 +396,15 @@ def test_declined_recent_write_warning_stops_before_planning(qtbot, root, make_c
     build_case(root, "pending_tail")
     s = spy()
     c = make_controller()
-    c.prompter = HeadlessReplayPrompter(False)
-    assert _run(qtbot, c) is None
+    c.prompter = WindowPrompter(False)
+    assert _run(qtbot, c).status == "declined"
     assert s.asked == [] and c.prompter.keys() == ["recent_writes"]
 
 
 def test_restore_from_the_window(qtbot, root, backups, make_controller, prompter, monkeypatch):
     cd = build_case(root, "pending_tail")
     original = hash_tree(cd)
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
     offered = []
 
     def choose(parent, listed, start_dir):
@@ -384,6 +418,7 @@ def test_restore_from_the_window(qtbot, root, backups, make_controller, prompter
     outcome = _run(qtbot, c, c.restore_action)
     assert offered == [[run.outcome.backup.path]]
     assert outcome.status == "restored" and prompter.keys() == [ASK_RESTORE]
+    assert prompter.levels[-1] == ("Restore backup", "info")
     assert "replace events_applied.json" in prompter.asked[0].details
     assert hash_tree(cd) == original and changed == [str(cd)]
     assert "Result: restored" in prompter.notes[-1]
@@ -391,20 +426,20 @@ def test_restore_from_the_window(qtbot, root, backups, make_controller, prompter
 
 def test_restore_declined_or_cancelled_changes_nothing(qtbot, root, backups, make_controller, monkeypatch):
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
     after = hash_tree(cd)
     monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: None)
     c = make_controller()
-    assert _run(qtbot, c, c.restore_action) is None
+    assert _run(qtbot, c, c.restore_action).status == "declined"
     monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: run.outcome.backup.path)
-    c.prompter = HeadlessReplayPrompter({ASK_APPLY: True, ASK_RESTORE: False})
-    assert _run(qtbot, c, c.restore_action) is None
+    c.prompter = WindowPrompter({ASK_APPLY: True, ASK_RESTORE: False})
+    assert _run(qtbot, c, c.restore_action).status == "declined"
     assert hash_tree(cd) == after
 
 
 def test_restore_of_a_tampered_backup_is_refused(qtbot, root, backups, make_controller, monkeypatch, prompter):
     cd = build_case(root, "pending_tail")
-    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessReplayPrompter(True))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
     (run.outcome.backup.files_dir / "persona.json").write_text("{}")
     after = hash_tree(cd)
     monkeypatch.setattr(RestoreDialog, "ask", lambda parent, listed, start: run.outcome.backup.path)
@@ -418,13 +453,13 @@ def test_worker_failure_is_reported_and_the_controller_recovers(qtbot, root, mak
     build_case(root, "pending_tail")
     spy(ReplayChoice("replan", Scope("until", "no-such-event")), CANCEL)
     c = make_controller()
-    assert _run(qtbot, c) is None
+    assert _run(qtbot, c) is None  # the flow itself failed (bad input): nothing to return
     assert "no event no-such-event" in prompter.notes[-1]
     assert not c.busy and c.replay_action.isEnabled()
 
 
 def test_module_exports():
-    assert set(rd.__all__) >= {"ReplayDialog", "RestoreDialog"}
+    assert set(rd.__all__) >= {"ReplayDialog", "ReplayChoice"}
     assert set(rc.__all__) >= {"ReplayController", "install_replay_actions"}
 
 
@@ -440,8 +475,6 @@ def test_dialog_offers_park_for_each_held_event_and_returns_a_park_scope(qtbot, 
     assert held is not None and dialog.park_combo.itemData(0) == held.event_id
     assert "view_drift" in dialog.park_combo.itemText(0)
     dialog.scope_park.setChecked(True)
-    assert not dialog.apply_button.isEnabled() and dialog.replan_button.isEnabled()
-    dialog.replan_button.click()
     assert dialog.choice() == ReplayChoice("replan", Scope("park", park=held.event_id))
 
 
@@ -458,7 +491,7 @@ def test_a_park_plan_says_what_is_parked_and_recorded(qtbot, root):
     held = gr.make_plan(target).block
     assert held is not None
     plan = gr.make_plan(target, Scope("park", park=held.event_id))
-    dialog = ReplayDialog(plan, gr.preflight(target), gr.pending_events(cd))
+    dialog = ReplayDialog(plan, gr.preflight(target), gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied)
     qtbot.addWidget(dialog)
     assert dialog.scope_park.isChecked() and dialog.park_combo.currentData() == held.event_id
     text = dialog.summary_label.text()
@@ -472,7 +505,7 @@ def test_gui_flow_parks_a_held_event(qtbot, root, backups, make_controller, spy)
     held = gr.make_plan(gr.resolve_target(root, CHARACTER)).block
     assert held is not None
     s = spy(ReplayChoice("replan", Scope("park", park=held.event_id)), lambda plan: ReplayChoice("apply", plan.scope))
-    outcome = _run(qtbot, make_controller())
+    outcome = _run(qtbot, make_controller()).outcome
     assert [a[0].scope.kind for a in s.asked] == ["tail", "park"]
     assert outcome.status == "applied" and outcome.parked is not None
     assert outcome.parked.event_id == held.event_id
