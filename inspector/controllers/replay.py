@@ -176,9 +176,9 @@ class ReplayController(QObject):
         )
         self._start(replay_flow(request, registry=self.registry))
 
-    def start_restore(self, backup: Path | None = None) -> None:
+    def start_restore(self, backup: Path | None = None, *, dry_run: bool = False) -> None:
         """Run the restore flow: choose a backup of the character open (unless given), verify it,
-        ask, restore."""
+        ask, restore (``dry_run``: only say what would change)."""
         if self.busy:
             return
         character = None
@@ -188,6 +188,7 @@ class ReplayController(QObject):
         request = RestoreRequest(
             backup=backup,
             character=character,
+            dry_run=dry_run,
             backup_root=self.backup_root,
             index_path=self.index_path,
             state_dir=self.state_dir,

@@ -42,10 +42,10 @@ REASONS: dict[str, ReasonText] = {
         "has no replay handler",
         "No replay handler is registered for this event type, so our guarded replay holds it, and with it "
         "every later event of the entries it touches (later events may depend on it). Events of other "
-        "entries still replay. The memory server's own start stops here for good (see its panel).",
+        "entries still replay. The memory server's own start stops here for good (see what its next start does).",
         (
             "If its type is one of the ten reserved/legacy names, no version of the memory server "
-            "can replay it: check in the Event tab whether its effect is already in the views.",
+            "can replay it: check in its payload whether its effect is already in the views.",
             "If a newer memory server or inspector handles this type, upgrade and replay again.",
             _PARK_ADVICE,
         ),
@@ -90,7 +90,7 @@ REASONS: dict[str, ReasonText] = {
         "The shard basename in its payload does not match YYYY-MM-DD_<8 hex>.json; it may point "
         "outside the archive folder. Nothing is written for it.",
         (
-            "The payload is damaged or was not written by the memory server: inspect it in the Event tab.",
+            "The payload is damaged or was not written by the memory server: inspect its payload.",
             "The archived entry is in its entry_snapshot; copy it into a valid shard by hand if you "
             "need it, then park the event.",
         ),
@@ -115,7 +115,7 @@ REASONS: dict[str, ReasonText] = {
         "An archive event behind the sentinel whose entry is in neither the view nor its named "
         "shard: the archived entry was lost.",
         (
-            "The entry is still in this event's entry_snapshot: inspect it in the Event tab.",
+            "The entry is still in this event's entry_snapshot, in its payload.",
             "Look for the shard in a backup or cloud save; or copy the snapshot into a valid shard by hand "
             "(with a backup).",
         ),

@@ -358,3 +358,31 @@ def test_an_unknown_event_id_is_echoed_escaped(root, backups, capsys, option):
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err and err.count("\n") == 1
     assert "no event x\\x1b[31mred\\nline\\x07" in err
+
+
+def test_restore_dry_run_prints_what_would_change_and_writes_nothing(root, backups, capsys):
+    """``restore`` suggested ``--dry-run`` before it had one (issue 15): now it does."""
+    cd = build_case(root, "pending_tail")
+    assert replay(root, backups, "--yes") == 0
+    (backup,) = _backup_dirs(backups)
+    after, copies = hash_tree(cd), _backup_dirs(backups)
+    capsys.readouterr()
+    assert main(["restore", str(backup), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "replace events_applied.json" in out
+    assert "Dry run: nothing was changed; a restore would replace" in out and "(exit 0)" in out
+    assert hash_tree(cd) == after and _backup_dirs(backups) == copies  # not even a pre-restore backup
+
+
+@pytest.mark.parametrize("case", ["pending_tail", "legacy_block", "torn_tail", "archive_lost", "glued"])
+def test_terminal_text_counts_in_words_and_names_no_window_tab(root, backups, capsys, case):
+    """Text a terminal prints says "1 warning", not "1 warnings"; never "Dry run: dry run"; and
+    points at nothing only the window has (issue 15)."""
+    import re
+
+    build_case(root, case)
+    main(["check", str(root)])
+    replay(root, backups, "--dry-run")
+    out = capsys.readouterr().out
+    assert not re.search(r"(?<![\d,])1 (defects|warnings|errors|characters)\b", out)
+    assert "Dry run: dry run" not in out and "Event tab" not in out and "its panel" not in out

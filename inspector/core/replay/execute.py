@@ -21,6 +21,7 @@ from inspector.core.replay.preflight import Preflight, check_launcher_lock
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from journal import fs
 from journal.appliedset import APPLIED_SET_NAME, applied_beyond, applied_set_valid, read_applied_set
+from journal.diagnosis import diagnose_character
 from journal.dryrun import replay_files, sentinel_id
 from journal.errors import ViewCorruptError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
@@ -64,7 +65,8 @@ class FolderState:
         sentinel_state, sentinel_id, sentinel_index: as in the plan.
         events: events in the journal.
         pending: events after the sentinel not applied yet (not in the applied set, not parked).
-        orphaned_archive: archive events whose entry is lost (repairable or not).
+        orphaned_archive: archive events whose entry is lost (repairable or not); ``None`` when
+            the diagnosis failed (its error is in ``diagnosis``).
         diagnosis: counts from :func:`journal.diagnosis.diagnose_character` when it is available.
         applied_beyond: events after the sentinel the applied set records as applied.
         parked: parked events in the journal.
@@ -75,16 +77,15 @@ class FolderState:
     sentinel_index: int | None
     events: int
     pending: int
-    orphaned_archive: int
+    orphaned_archive: int | None
     diagnosis: dict[str, Any] | None = None
     applied_beyond: int = 0
     parked: int = 0
 
     def describe(self) -> str:
         where = f"at #{self.sentinel_index}" if self.sentinel_index is not None else self.sentinel_state
-        text = (
-            f"sentinel {where}; {self.events} events, {self.pending} pending, {self.orphaned_archive} orphaned archive"
-        )
+        orphaned = "unknown" if self.orphaned_archive is None else self.orphaned_archive
+        text = f"sentinel {where}; {self.events} events, {self.pending} pending, {orphaned} orphaned archive"
         if self.applied_beyond:
             text += f", {self.applied_beyond} applied past the sentinel"
         if self.parked:
@@ -106,25 +107,9 @@ class FolderState:
         }
 
 
-def _diagnose(char_dir: Path) -> dict[str, Any] | None:
-    """Counts and the blocked event from the shared diagnosis, when that function exists."""
-    try:
-        from journal import diagnosis as diagnose
-    except ImportError:
-        return None
-    fn = getattr(diagnose, "diagnose_character", None)
-    if fn is None:
-        return None
-    try:
-        result = fn(char_dir)
-        data = result.to_json()
-    except Exception as exc:  # the fresh look must never turn a finished replay into a failure
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    return {"counts": data.get("counts"), "blocked": data.get("blocked")}
-
-
 def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
-    """Re-read the folder: sentinel position, pending events, orphaned archive events (+ diagnosis)."""
+    """Re-read the folder once more after a run: the journal and one diagnosis give the sentinel
+    position, the pending events, the orphaned archive events and the counts."""
     cd = Path(char_dir)
     events = read_journal(cd / JOURNAL_NAME).events
     sentinel = read_sentinel(cd)
@@ -134,10 +119,18 @@ def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
     tail = [ev.event_id for ev in events[at.replay_start :]]
     beyond = sum(1 for e in tail if e in done)
     pending = sum(1 for e in tail if e not in done and e not in parked)
-    orphans = find_orphaned_archive_events(cd, events)
     in_journal = sum(1 for ev in events if ev.event_id in parked)
+    try:
+        diagnosis = diagnose_character(cd)
+    except Exception as exc:  # the fresh look must never turn a finished replay into a failure
+        orphans = None
+        summary: dict[str, Any] | None = {"error": f"{type(exc).__name__}: {exc}"}
+    else:
+        orphans = len(find_orphaned_archive_events(cd, events, diagnosis))
+        data = diagnosis.to_json()
+        summary = {"counts": data.get("counts"), "blocked": data.get("blocked")}
     return FolderState(
-        at.state, sentinel.event_id, at.index, len(events), pending, len(orphans), _diagnose(cd), beyond, in_journal
+        at.state, sentinel.event_id, at.index, len(events), pending, orphans, summary, beyond, in_journal
     )
 
 

@@ -330,7 +330,10 @@ def _target(request: ReplayRequest) -> ReplayTarget:
     if request.character is not None:
         return resolve_target(path, request.character)
     if path.is_dir() and not is_character_folder(path):
-        inside = sorted(p.name for p in path.iterdir() if p.is_dir() and is_character_folder(p)) if path.is_dir() else []
+        try:
+            inside = sorted(p.name for p in path.iterdir() if p.is_dir() and is_character_folder(p))
+        except OSError:
+            inside = []
         hint = f" (characters in it: {', '.join(inside)})" if inside else ""
         raise BadInputError(f"{path} is not a character folder: name the character with --character{hint}")
     return resolve_target(path, path.name)

@@ -16,7 +16,7 @@ from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
 from journal.appliedset import applied_beyond, read_applied_set
-from journal.diagnosis import diagnose_character
+from journal.diagnosis import CharacterDiagnosis, diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, entry_ref
@@ -152,19 +152,28 @@ class Orphan:
         return self.problem is None
 
 
-def find_orphaned_archive_events(char_dir: str | os.PathLike[str], events: list[Event] | None = None) -> list[Orphan]:
+def find_orphaned_archive_events(
+    char_dir: str | os.PathLike[str],
+    events: list[Event] | None = None,
+    diagnosis: CharacterDiagnosis | None = None,
+) -> list[Orphan]:
     """Archive events at or before the sentinel whose entry is lost, as the diagnosis finds them
     (:attr:`journal.diagnosis.CharacterDiagnosis.archive_orphans`).
 
     Only when the sentinel names an event of the journal: otherwise every event is pending and
     replay, not repair, is the way to recover them. Events whose shard name is invalid, whose
     shard is corrupt or whose view is corrupt are returned too, not repairable, with the reason.
+
+    Args:
+        events, diagnosis: the folder's events and diagnosis when the caller has them already
+            (each is read otherwise).
     """
     cd = Path(char_dir)
     if events is None:
         events = read_journal(cd / JOURNAL_NAME).events
+    found_orphans = (diagnosis if diagnosis is not None else diagnose_character(cd)).archive_orphans
     out: list[Orphan] = []
-    for found in diagnose_character(cd).archive_orphans:
+    for found in found_orphans:
         if found.index >= len(events) or events[found.index].event_id != found.event_id:
             continue  # the journal changed since it was read
         pe = PlannedEvent.of(found.index, events[found.index])

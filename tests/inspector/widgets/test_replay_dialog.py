@@ -513,3 +513,24 @@ def test_gui_flow_parks_a_held_event(qtbot, root, backups, make_controller, spy)
     assert outcome.backup is not None and outcome.backup.path.is_relative_to(backups)
     events = read_journal(cd / JOURNAL_NAME).events
     assert read_sentinel(cd).event_id == events[-1].event_id  # the sentinel moved past the parked event
+
+
+def test_the_heading_follows_the_result_and_the_diff_is_readable(qtbot, root, backups):
+    """After "Back up and apply", the plan's heading no longer says nothing was written; field
+    names and values are not cut, paths show in full on hover (issue 15)."""
+    plan, pf, pending = _plan(root)
+    dialog = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(dialog)
+    assert dialog.plan_box.title() == rd.PLAN_TITLE
+    assert dialog.width() >= 900 or dialog.width() >= int(dialog.screen().availableGeometry().width() * 0.85)
+    fm = dialog.diff_view.fontMetrics()
+    status = dialog.diff_view.topLevelItem(0).child(0)
+    longest = max(status.child(i).text(0) for i in range(status.childCount()))
+    assert dialog.diff_view.columnWidth(0) >= fm.horizontalAdvance(longest)
+    assert dialog.diff_view.columnWidth(1) >= fm.horizontalAdvance(status.child(0).text(1))
+    assert dialog.diff_view.topLevelItem(0).toolTip(0) == str(plan.char_dir / "reflections.json")
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
+    dialog.set_outcome(run.outcome)
+    title = dialog.plan_box.title()
+    assert "nothing has been written" not in title and "carried out: applied" in title
+    assert str(run.outcome.backup.path) in title

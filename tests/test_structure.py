@@ -1,0 +1,129 @@
+"""The house of the code, checked: who may import whom (issue 15).
+
+- Only :mod:`inspector.core.replay.flow` sequences the guarded-replay steps; drivers (the command
+  line, the window's controller) and the dialogs import the flow, never a step module.
+- Widgets import no ``journal`` module: they render what models and controllers hand them.
+- Models import ``journal.diagnosis``'s public value types only, not its internals.
+- Controllers live in ``inspector/controllers``, not in ``widgets/``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+INSPECTOR = ROOT / "inspector"
+REPLAY = INSPECTOR / "core" / "replay"
+
+#: The steps' entry points: calling one is sequencing, which only the flow does.
+STEP_ENTRY_POINTS = frozenset(
+    {
+        "preflight",
+        "make_plan",
+        "execute",
+        "plan_restore",
+        "execute_restore",
+        "extract_export",
+        "resolve_target",
+        "list_backups",
+        "run_guarded_replay",
+        "run_guarded_restore",
+    }
+)
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import in ``path`` (``names`` empty for ``import x``)."""
+    out: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, [alias.name for alias in node.names]))
+    return out
+
+
+def _modules(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_outside_the_replay_package_only_the_flow_is_imported():
+    offenders = []
+    for path in _modules(INSPECTOR):
+        if path.is_relative_to(REPLAY):
+            continue
+        for module, names in _imports(path):
+            if module == "inspector.core" and "replay" in names:
+                offenders.append((path.relative_to(ROOT), "inspector.core.replay (the package)"))
+            elif module == "inspector.core.replay" or (
+                module.startswith("inspector.core.replay.") and module != "inspector.core.replay.flow"
+            ):
+                offenders.append((path.relative_to(ROOT), module))
+    assert offenders == []
+
+
+def test_inside_the_replay_package_only_the_flow_calls_the_steps():
+    offenders = []
+    for path in _modules(REPLAY):
+        if path.name in ("flow.py", "__init__.py"):
+            continue
+        for module, names in _imports(path):
+            if module.startswith("inspector.core.replay."):
+                called = sorted(STEP_ENTRY_POINTS & set(names))
+                if called:
+                    offenders.append((path.name, module, called))
+    assert offenders == []
+
+
+@pytest.mark.parametrize("driver", ["inspector/replay_cmd.py", "inspector/controllers/replay.py"])
+def test_both_drivers_drive_the_flow(driver):
+    modules = {m for m, _ in _imports(ROOT / driver)}
+    assert "inspector.core.replay.flow" in modules
+
+
+def test_widgets_import_no_journal_module():
+    offenders = [
+        (path.relative_to(ROOT), module)
+        for path in _modules(INSPECTOR / "widgets")
+        for module, _ in _imports(path)
+        if module == "journal" or module.startswith("journal.")
+    ]
+    assert offenders == []
+
+
+def test_models_import_only_the_public_value_types_of_the_diagnosis():
+    offenders = [
+        (path.relative_to(ROOT), module)
+        for path in _modules(INSPECTOR / "models")
+        for module, _ in _imports(path)
+        if module.startswith("journal.") and module != "journal.diagnosis"
+    ]
+    assert offenders == []
+
+
+def test_no_controller_lives_in_widgets():
+    offenders = []
+    for path in _modules(INSPECTOR / "widgets"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name.endswith(("Controller", "Scheduler", "Source")):
+                offenders.append((path.relative_to(ROOT), node.name))
+    assert offenders == []
+    assert (INSPECTOR / "controllers" / "session.py").is_file() and (INSPECTOR / "controllers" / "replay.py").is_file()
+
+
+def test_one_composition_root_builds_the_context():
+    """Only ``inspector/app.py`` constructs the session, the replay controller and the context."""
+    builders = {"SessionController", "ReplayController", "AppContext", "install_replay_actions"}
+    offenders = []
+    for path in _modules(INSPECTOR):
+        if path.name == "app.py" and path.parent == INSPECTOR:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in builders:
+                offenders.append((path.relative_to(ROOT), node.func.id))
+    # install_replay_actions builds a controller by definition: its own module may call the class.
+    offenders = [o for o in offenders if o != (Path("inspector/controllers/replay.py"), "ReplayController")]
+    assert offenders == []
