@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QProgressDialog, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QProgressDialog, QWidget
 
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.core.jobs import BackgroundJob
@@ -67,7 +67,8 @@ class ReplayController(QObject):
     There is no server-lock override in the window: that exists only on the command line.
 
     Args:
-        parent: the window (dialogs are parented to it).
+        parent: the owner (the composition root's context, or a window in tests); dialogs are
+            the prompter's, parented to the active window.
         current_target: what the window has open.
         prompter: the questions (the window's dialogs).
         dispatcher: delivers the worker's results on the GUI thread.
@@ -100,7 +101,7 @@ class ReplayController(QObject):
 
     def __init__(
         self,
-        parent: QWidget,
+        parent: QObject | None,
         current_target: TargetGetter,
         *,
         prompter: Prompter,
@@ -112,7 +113,6 @@ class ReplayController(QObject):
         max_replans: int = MAX_REPLANS,
     ) -> None:
         super().__init__(parent)
-        self._window = parent
         self._current_target = current_target
         self.prompter = prompter
         self._dispatcher = dispatcher if dispatcher is not None else GuiDispatcher(self)
@@ -308,7 +308,9 @@ class ReplayController(QObject):
     # -- plumbing ----------------------------------------------------------------------------------------------
 
     def _show_progress(self, step: Work) -> None:
-        dialog = QProgressDialog(step.label, "Cancel" if step.cancellable else "", 0, max(0, step.total), self._window)
+        dialog = QProgressDialog(
+            step.label, "Cancel" if step.cancellable else "", 0, max(0, step.total), QApplication.activeWindow()
+        )
         dialog.setWindowTitle("Guarded replay")
         dialog.setWindowModality(Qt.WindowModality.NonModal)
         dialog.setMinimumDuration(0)

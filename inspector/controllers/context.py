@@ -1,0 +1,43 @@
+"""The one context object the composition root builds (git-cola's ApplicationContext): every
+long-lived non-widget object the window uses, typed, built once and handed to the window whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSettings
+
+from inspector.controllers.dispatch import GuiDispatcher
+from inspector.controllers.replay import ReplayController
+from inspector.controllers.session import SessionController
+from inspector.core.prompter import Prompter
+from inspector.core.recent import RecentLocations
+
+
+@dataclass(frozen=True, slots=True)
+class AppContext:
+    """What the window is built from (:func:`inspector.app.build_context` makes it).
+
+    Attributes:
+        dispatcher: delivers worker results on the GUI thread (shared by every controller).
+        session: what is open, the models, the live watcher, the re-diagnosis.
+        replay: guarded replay and restore (``None``: the window offers neither).
+        prompter: every question to the person (dialogs; headless in tests and screenshots).
+        recent: the recent locations.
+        settings: where the window keeps its layout and preferences.
+    """
+
+    dispatcher: GuiDispatcher
+    session: SessionController
+    replay: ReplayController | None
+    prompter: Prompter
+    recent: RecentLocations
+    settings: QSettings
+
+
+def replay_target(session: SessionController) -> tuple[str, str | None] | None:
+    """What guarded replay acts on: ``(PATH, character)`` of what the session has open, or ``None``."""
+    folder = session.folder
+    if folder is None:
+        return None
+    return str(folder.location.path), session.current
