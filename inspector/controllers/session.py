@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from inspector.controllers.dispatch import GuiDispatcher
+from inspector.controllers.rediagnosis import RediagnosisScheduler, RediagnosisWork
 from inspector.core.filtering import FEW_ROWS, FilterError, TimelineFilter, accepts_live, apply_filter
 from inspector.core.jobs import BackgroundJob, CancelToken
 from inspector.core.live import FolderWatcher, LiveFolder, LiveUpdate, WatchStatus
-from inspector.core.loader import LoadedFolder, LoadProgress, Preview, load_location
+from inspector.core.loader import Diagnose, LoadedFolder, LoadProgress, Preview, load_location
 from inspector.core.location import Location, LocationError, open_sample, resolve_location
 from inspector.core.payloads import RecordReader, SummaryCache
 from inspector.core.rediagnose import DiagnosisDelta, diagnose_in_child
@@ -31,14 +32,8 @@ from inspector.core.views import LoadedFile, build_provenance, list_view_files, 
 from inspector.models.characters_model import CharacterListModel, CharacterRow
 from inspector.models.tables import FindingTableModel, OutboxTableModel
 from inspector.models.timeline_model import EventTableModel
-from journal.diagnosis import EventInfo
+from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
-
-#: Delay after the first change of a burst before the states are recomputed by a fresh diagnosis (ms).
-REDIAGNOSE_QUIET_MS = 700
-#: A re-diagnosis waits at least this many times as long as the previous one took, so a huge
-#: journal under constant writes is not re-analysed back to back.
-REDIAGNOSE_SPACING = 3.0
 
 #: Field-only filters over at most this many rows run on the GUI thread (they take milliseconds).
 INLINE_FILTER_ROWS = 200_000
@@ -46,7 +41,7 @@ INLINE_FILTER_ROWS = 200_000
 _DEFAULT = object()
 
 
-def _default_diagnose(path: str, *, progress: Callable[[int, int], None] | None = None) -> Any:
+def _default_diagnose(path: str, *, progress: Callable[[int, int], None] | None = None) -> Diagnosis:
     from journal.diagnosis import diagnose_path
 
     return diagnose_path(path, progress=progress)
@@ -69,6 +64,9 @@ class SessionController(QObject):
         filter: the timeline filter in force.
         redact: whether text is hidden.
         timeline_model, characters_model, findings_model, outbox_model: the models it feeds.
+        rediagnosis: decides when a watched character is diagnosed again (this session is its host).
+        replaced_refs: rows of the last live change that took another row's place (a torn last
+            line that became an event), so a selection on them shows the new row.
 
     Signals:
         loading_started(str): a load began (the location's label).
@@ -104,8 +102,8 @@ class SessionController(QObject):
         self,
         dispatcher: GuiDispatcher,
         *,
-        diagnose: Callable[[str], Any] | None = None,
-        diagnose_character: Callable[[str], Any] | None = None,
+        diagnose: Diagnose | None = None,
+        diagnose_character: Callable[[str], CharacterDiagnosis] | None = None,
         observer_factory: Any = _DEFAULT,
         watch: bool = True,
         parent: QObject | None = None,
@@ -123,6 +121,7 @@ class SessionController(QObject):
         self.redact = False
         self.watch_status = WatchStatus("off")
         self.last_refresh: float | None = None
+        self.replaced_refs: list[int] = []
         self.timeline_model = EventTableModel(self)
         self.characters_model = CharacterListModel(self)
         self.findings_model = FindingTableModel(self)
@@ -137,15 +136,12 @@ class SessionController(QObject):
         self._filter_gen = 0
         self._jobs: set[BackgroundJob] = set()
         self._watcher: FolderWatcher | None = None
-        self._rediag_timers: dict[str, QTimer] = {}
-        self._rediag_running: dict[str, BackgroundJob] = {}
-        self._rediag_again: set[str] = set()
-        self._rediag_seconds: dict[str, float] = {}
         self._closed = False
+        self.rediagnosis = RediagnosisScheduler(self, self)
 
     # -- jobs ----------------------------------------------------------------------------------------
 
-    def _start_job(self, name: str, work: Callable[[CancelToken], Any], **callbacks: Any) -> BackgroundJob:
+    def start_job(self, name: str, work: Callable[[CancelToken], Any], **callbacks: Any) -> BackgroundJob:
         self._jobs = {j for j in self._jobs if j.running}
         job = BackgroundJob(name, work, **callbacks)
         self._jobs.add(job)
@@ -191,7 +187,6 @@ class SessionController(QObject):
         self._gen += 1
         gen = self._gen
         self.location = location
-        self.loading_started.emit(location.label)
         post = self.dispatcher.post
 
         def work(token: CancelToken) -> LoadedFolder:
@@ -212,19 +207,25 @@ class SessionController(QObject):
         def cancelled() -> None:
             post(lambda: self._discard_unless_shown(location))
 
-        job = self._start_job(f"load:{location.path.name}", work, on_done=done, on_error=failed, on_cancelled=cancelled)
+        job = self.start_job(f"load:{location.path.name}", work, on_done=done, on_error=failed, on_cancelled=cancelled)
         self._load_job = job
+        # After the job is known (``loading`` is true); what it reports is posted, so it comes later.
+        self.loading_started.emit(location.label)
 
     def cancel_load(self, quiet: bool = False) -> None:
         """Cancel a running load: what was shown before stays shown."""
-        job = self._load_job
+        job, self._load_job = self._load_job, None
         if job is not None and job.running:
             job.cancel()
             if not quiet:
                 self._gen += 1
                 self._restore_after_failed_load()
                 self.load_cancelled.emit()
-        self._load_job = None
+
+    @property
+    def loading(self) -> bool:
+        """Whether a load is under way (from :attr:`loading_started` until it is shown, fails or is cancelled)."""
+        return self._load_job is not None
 
     def _on_progress(self, gen: int, progress: LoadProgress) -> None:
         if gen == self._gen:
@@ -237,7 +238,7 @@ class SessionController(QObject):
         cache = SummaryCache(tl, RecordReader(preview.char_dir / JOURNAL_NAME), redact=self.redact)
         for index, (etype, payload) in preview.payloads.items():
             cache.put(index, etype, payload)
-        self.characters_model.set_rows([CharacterRow(tl.name, {}, "loading…")])
+        self.characters_model.set_rows([CharacterRow(tl.name, {}, loading=True)])
         if self.current is not None:
             self._current_before_preview = self.current
         self.current = None
@@ -268,15 +269,19 @@ class SessionController(QObject):
         self._caches.clear()
         self._provenance.clear()
         self._file_cache.clear()
+        self.replaced_refs = []
         self.characters_model.set_rows([self._character_row(tl) for tl in folder.timelines.values()])
         names = list(folder.timelines)
         name = keep if keep in folder.timelines else (names[0] if names else None)
         if name is not None:
             self.show_character(name)
         else:
+            # Nothing of the folder shown before may stay, as if it belonged to this one.
             self.current = None
             self.timeline_model.set_rows(None, [])
             self.timeline_model.set_sentinel_label("")
+            self.findings_model.set_rows([])
+            self.outbox_model.set_rows([])
             self.sentinel_changed.emit(None)
         self._start_watching()
         self.last_refresh = time.time()
@@ -407,7 +412,7 @@ class SessionController(QObject):
         def failed(message: str) -> None:
             post(lambda: self.notice.emit(f"Filtering failed: {message}"))
 
-        self._filter_job = self._start_job(
+        self._filter_job = self.start_job(
             "filter", lambda token: apply_filter(tl, snapshot, flt, token), on_done=done, on_error=failed
         )
 
@@ -482,7 +487,7 @@ class SessionController(QObject):
         if char_dir is None:
             return
         post = self.dispatcher.post
-        self._start_job(
+        self.start_job(
             f"dry-run:{event.event_id[:8]}",
             lambda token: preview_replay(char_dir, event),
             on_done=lambda p: post(lambda: on_result(p, "")),
@@ -500,6 +505,9 @@ class SessionController(QObject):
             return
         if not self.watch_enabled:
             self._set_watch_status(WatchStatus("off", "disabled"))
+            return
+        if not folder.timelines:
+            self._set_watch_status(WatchStatus("off", "no character folder here"))
             return
         live = LiveFolder(folder.timelines)
         gen = self._gen
@@ -532,10 +540,7 @@ class SessionController(QObject):
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
-        for timer in self._rediag_timers.values():
-            timer.stop()
-        self._rediag_timers.clear()
-        self._rediag_again.clear()
+        self.rediagnosis.stop()
 
     def _on_watch_status(self, gen: int, status: WatchStatus) -> None:
         if gen == self._gen:
@@ -549,6 +554,7 @@ class SessionController(QObject):
         """Apply what the watcher read (GUI thread)."""
         if gen != self._gen or self.folder is None:
             return
+        self.replaced_refs = []
         for update in updates:
             tl = self.folder.timelines.get(update.character)
             if tl is None:
@@ -559,8 +565,8 @@ class SessionController(QObject):
                 )
                 return
             shown = update.character == self.current
-            if update.rows:
-                removed, added = tl.append(update.rows, update.size)
+            if update.rows or update.reread_from is not None:
+                removed, added = tl.append(update.rows, update.size, reread_from=update.reread_from)
                 cache = self._cache(update.character)
                 index = self._provenance.get(tl.name)
                 for ref in added:
@@ -573,89 +579,69 @@ class SessionController(QObject):
                     if index is not None and entry is not None:
                         index.setdefault(entry, []).append(ref)
                 if shown:
-                    if removed is not None:
-                        self.timeline_model.remove_ref(removed)
-                    self.timeline_model.append_rows([r for r in added if self._accepts_live(tl, r, update.payloads)])
+                    accepted = [r for r in added if self._accepts_live(tl, r, update.payloads)]
+                    self.replaced_refs += self.timeline_model.replace_last(removed, accepted)
             if update.sentinel is not None:
                 changed = tl.update_sentinel(update.sentinel)
                 if shown:
                     self.timeline_model.rows_changed(changed)
-            if shown and (update.rows or update.sentinel is not None):
+            if shown and (update.rows or update.reread_from is not None or update.sentinel is not None):
                 self._push_sentinel()
             if update.files:
                 for rel in update.files:
                     self._file_cache.pop((update.character, rel), None)
                 self.files_changed.emit(update.character, update.files)
             if update.restate:
-                self._schedule_rediagnosis(update.character)
+                self.rediagnosis.schedule(update.character)
             self.characters_model.update_row(self._character_row(tl))
         self.last_refresh = time.time()
         self.refreshed.emit(self.last_refresh)
 
-    # -- re-diagnosis ---------------------------------------------------------------------------------------
+    # -- re-diagnosis (when: :class:`RediagnosisScheduler`; what and the merge: here) --------------------
 
-    def _schedule_rediagnosis(self, name: str) -> None:
-        if self._closed:
-            return
-        if name in self._rediag_running:
-            self._rediag_again.add(name)
-            return
-        timer = self._rediag_timers.get(name)
-        if timer is None:
-            timer = QTimer(self)
-            timer.setSingleShot(True)
-            timer.timeout.connect(lambda n=name: self._start_rediagnosis(n))
-            self._rediag_timers[name] = timer
-        if timer.isActive():
-            return  # already due: a steady writer must not postpone it forever
-        spacing = int(self._rediag_seconds.get(name, 0.0) * REDIAGNOSE_SPACING * 1000)
-        timer.start(max(REDIAGNOSE_QUIET_MS, spacing))
+    @property
+    def generation(self) -> int:
+        """Changes whenever what is shown is replaced (a load, a cancel, closing)."""
+        return self._gen
 
-    def _start_rediagnosis(self, name: str) -> None:
+    def post(self, fn: Callable[[], object]) -> None:
+        """Run ``fn`` on the GUI thread (safe from any thread)."""
+        self.dispatcher.post(fn)
+
+    def rediagnosis_work(self, name: str) -> RediagnosisWork | None:
+        """The fresh diagnosis of ``name`` as it is now, to run in a worker (``None``: not shown any more)."""
         tl = self.timeline(name)
         if tl is None or self._closed:
-            return
-        gen = self._gen
+            return None
         char_dir = tl.path
         check_index = len(tl.events) - 1
         diagnosis = self.folder.diagnosis if self.folder is not None else None
         root = (diagnosis.memory_root if diagnosis is not None else None) or char_dir
-        post = self.dispatcher.post
-        started = time.perf_counter()
         custom = self._diagnose_character
 
-        def work(token: CancelToken) -> Any:
+        def work(token: CancelToken) -> DiagnosisDelta:
             if custom is not None:
                 return DiagnosisDelta.of(custom(char_dir), check_index)
             # A child process: the diagnosis must not hold this process's GIL while rows arrive.
             return diagnose_in_child(char_dir, root, name, check_index, token)
 
-        def done(fresh: Any) -> None:
-            post(lambda: self._on_rediagnosed(gen, name, fresh, time.perf_counter() - started))
+        return work
 
-        def failed(message: str) -> None:
-            post(lambda: self._on_rediagnose_failed(gen, name, message))
+    def rediagnosis_failed(self, name: str, message: str) -> None:
+        self.notice.emit(f"Re-analysing {name} failed: {message}")
 
-        self._rediag_running[name] = self._start_job(f"rediagnose:{name}", work, on_done=done, on_error=failed)
-
-    def _on_rediagnose_failed(self, gen: int, name: str, message: str) -> None:
-        self._rediag_running.pop(name, None)
-        if gen == self._gen:
-            self.notice.emit(f"Re-analysing {name} failed: {message}")
-
-    def _on_rediagnosed(self, gen: int, name: str, fresh: Any, seconds: float) -> None:
-        self._rediag_running.pop(name, None)
-        self._rediag_seconds[name] = seconds
-        if gen != self._gen or self.folder is None:
-            return
+    def merge_rediagnosis(self, generation: int, name: str, fresh: DiagnosisDelta) -> bool:
+        """Merge a fresh diagnosis of ``name`` into its timeline; whether it was merged."""
+        if generation != self._gen or self.folder is None:
+            return False
         tl = self.folder.timelines.get(name)
         if tl is None:
-            return
+            return False
         try:
             changed = tl.merge_diagnosis(fresh)
         except JournalReplaced:
             self.reload(f"The journal of {name} changed under the window: reloaded everything.")
-            return
+            return False
         if name == self.current:
             self.timeline_model.rows_changed(changed)
             self.findings_model.set_rows(tl.diagnosis.findings)
@@ -663,9 +649,7 @@ class SessionController(QObject):
             self._push_sentinel()
         self.characters_model.update_row(self._character_row(tl))
         self.states_recomputed.emit(name)
-        if name in self._rediag_again:
-            self._rediag_again.discard(name)
-            self._schedule_rediagnosis(name)
+        return True
 
     # -- closing ------------------------------------------------------------------------------------------
 
@@ -674,6 +658,7 @@ class SessionController(QObject):
         if self._closed:
             return
         self._closed = True
+        self.rediagnosis.close()
         self._gen += 1
         self._stop_watching()
         for job in list(self._jobs):

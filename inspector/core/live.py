@@ -258,7 +258,13 @@ class LiveUpdate:
         character: the folder name.
         reset: the journal shrank or was replaced (compaction): reload everything.
         rows: rows read from the journal's new bytes, in file order (events start ``pending``).
-        size: journal bytes consumed so far.
+            An unterminated last line comes last, provisionally, as the reader classifies it were
+            the file to end there (a ``torn_tail``, usually): a writer may still complete it. A
+            line the reader would already make an event of is held back until its newline comes
+            (an event, once shown, is never taken back; a record glued onto it would unmake it).
+        size: journal bytes read so far, an unterminated last line included.
+        reread_from: the journal was read further from this line (1-based): the provisional row
+            shown for an unterminated last line gives way to :attr:`rows` (``None``: no new bytes).
         payloads: event id → (type, payload) of the new events (summaries, live filtering).
         sentinel: the re-read sentinel, when its file changed.
         files: relative paths of replaced view, shard or outbox files.
@@ -274,10 +280,11 @@ class LiveUpdate:
     sentinel: SentinelRead | None = None
     files: set[str] = field(default_factory=set)
     restate: bool = False
+    reread_from: int | None = None
 
     @property
     def empty(self) -> bool:
-        return not (self.reset or self.rows or self.sentinel or self.files)
+        return not (self.reset or self.rows or self.sentinel or self.files or self.reread_from is not None)
 
 
 def resume_tail(journal: Path, offset: int, line: int) -> JournalTail:
@@ -308,14 +315,18 @@ class LiveFolder:
             name: ("ok" if tl.sentinel.event_id is not None else tl.sentinel.state, tl.sentinel.event_id)
             for name, tl in timelines.items()
         }
+        #: Journal bytes read so far per character (an unterminated last line included): a poll
+        #: that reads nothing new changes nothing.
+        self._sizes = {name: tl.live_size for name, tl in timelines.items()}
         for name, tl in timelines.items():
             char_dir = Path(tl.path)
             self._dirs[os.path.realpath(char_dir)] = name
             self._dirs[os.path.abspath(char_dir)] = name
             offset, line = tl.live_size, tl.diagnosis.journal.lines
             last = tl.row(tl.refs[-1]) if len(tl.refs) else None
-            if isinstance(last, Defect) and last.kind == "torn_tail":
-                # Re-read the torn line: a writer may still complete it, or isolate it with "\n".
+            if isinstance(last, Defect) and last.offset + last.length >= tl.live_size:
+                # An unterminated last line (a torn tail): re-read it, as the live tail holds it back
+                # until its newline; a writer may still complete it, or isolate it with "\n".
                 offset, line = last.offset, last.line - 1
             self._tails[name] = resume_tail(char_dir / JOURNAL_NAME, offset, line)
 
@@ -364,11 +375,12 @@ class LiveFolder:
         char_dir = Path(self._tails[character].path).parent
         if JOURNAL_NAME in names:
             tail = self._tails[character]
+            committed = tail.lines  # the next line read is line committed + 1
             polled = tail.poll()
             if polled.reset:
                 update.reset = True
                 return update
-            update.size = polled.size
+            update.size = tail.size
             rows: list[Row] = []
             index = self._next_index[character]
             for ev in polled.events:
@@ -380,6 +392,12 @@ class LiveFolder:
             self._next_index[character] = index
             rows.extend(polled.defects)
             rows.sort(key=lambda r: (r.offset, 1 if isinstance(r, EventInfo) else 0))
+            if tail.size != self._sizes[character]:
+                self._sizes[character] = tail.size
+                update.reread_from = committed + 1
+                held_events, held_defects = tail.provisional()
+                if not held_events:
+                    rows.extend(held_defects)
             update.rows = rows
         if SENTINEL_NAME in names or update.rows:
             # A live writer moves the sentinel right after its append: read it with the rows.
@@ -388,5 +406,5 @@ class LiveFolder:
                 update.sentinel = sentinel
                 self._sentinels[character] = (sentinel.state, sentinel.event_id)
         update.files = {n for n in names if n != JOURNAL_NAME and n != SENTINEL_NAME}
-        update.restate = bool(update.files or update.rows or update.sentinel)
+        update.restate = bool(update.files or update.rows or update.sentinel or update.reread_from is not None)
         return update

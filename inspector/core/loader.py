@@ -18,10 +18,10 @@ from typing import Protocol
 from inspector.core.jobs import CancelToken
 from inspector.core.location import Location
 from inspector.core.timeline import CharacterTimeline, provisional_timeline
-from journal.diagnosis import Diagnosis, EventInfo
+from journal.diagnosis import Diagnosis, EventInfo, UnreadableInputError
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import entry_ref
-from journal.inputs import is_character_folder
+from journal.inputs import CharacterEntry, characters_in, holds_characters, is_character_folder
 from journal.reader import Defect, JournalScanner
 
 #: How much of the journal the preview reads.
@@ -67,12 +67,15 @@ class LoadedFolder:
         diagnosis: the diagnosis (``diagnosis.root`` is where the files are read from).
         timelines: one per character, in the diagnosis's order.
         seconds: how long the load took.
+        empty_reason: why there are no timelines, when the folder holds no character folder: the
+            diagnosis's words (``""`` otherwise).
     """
 
     location: Location
     diagnosis: Diagnosis
     timelines: dict[str, CharacterTimeline]
     seconds: float = 0.0
+    empty_reason: str = ""
 
     @property
     def root(self) -> Path:
@@ -97,17 +100,32 @@ class LoadProgress:
     detail: str = ""
 
 
-def first_character_dir(folder: Path) -> Path | None:
-    """The character folder a preview shows: the folder itself, or its first character folder."""
+def _characters_of(folder: Path) -> list[CharacterEntry] | None:
+    """The characters of a folder by :mod:`journal.inputs`' rules, as the diagnosis applies them:
+    the folder itself, or the sub-folders of a memory root (``[]``: it holds none; ``None``: it
+    cannot be listed, and the diagnosis says why)."""
     if is_character_folder(folder):
-        return folder
+        return [CharacterEntry(folder.name, folder)]
     try:
-        names = sorted(e.name for e in os.scandir(folder) if e.is_dir(follow_symlinks=False) and e.name[0] != ".")
-    except OSError:
+        entries = characters_in(folder, os.path.realpath(folder))
+    except UnreadableInputError:
         return None
-    with_journal = [n for n in names if (folder / n / JOURNAL_NAME).is_file()]
-    chosen = (with_journal or names or [None])[0]
-    return None if chosen is None else folder / chosen
+    return entries if holds_characters(entries) else []
+
+
+def first_character_dir(folder: Path) -> Path | None:
+    """The character folder a preview shows: the folder itself, or its first character folder
+    (one with a journal first); ``None`` when it holds none."""
+    entries = [e.path for e in _characters_of(folder) or () if e.refusal is None]
+    with_journal = [p for p in entries if (p / JOURNAL_NAME).is_file()]
+    chosen = with_journal or entries
+    return chosen[0] if chosen else None
+
+
+def holds_no_character(folder: Path) -> bool:
+    """Whether ``folder`` is not a character folder and holds none (a folder that cannot be listed
+    is not known to hold none)."""
+    return _characters_of(folder) == []
 
 
 def read_preview(char_dir: Path, max_bytes: int = PREVIEW_BYTES) -> Preview:
@@ -137,6 +155,9 @@ def load_location(
     on_progress: Callable[[LoadProgress], None] | None = None,
 ) -> LoadedFolder:
     """Preview, diagnose and build the timelines of ``location`` (run it in a worker).
+
+    A folder that holds no character folder is loaded without timelines, with the diagnosis's
+    words as :attr:`LoadedFolder.empty_reason`.
 
     Raises:
         Cancelled: the token was cancelled.
@@ -172,7 +193,15 @@ def load_location(
                 )
             )
 
-    diagnosis = diagnose(str(location.path), progress=analysed)
+    try:
+        diagnosis = diagnose(str(location.path), progress=analysed)
+    except UnreadableInputError as exc:
+        if location.kind == "zip" or not holds_no_character(location.path):
+            raise
+        # Not a failure: the folder was read and holds no character. It is shown as such, in the
+        # diagnosis's own words (the line `check` prints), instead of what was shown before.
+        empty = Diagnosis(str(location.path), str(location.path.absolute()))
+        return LoadedFolder(location, empty, {}, time.perf_counter() - started, empty_reason=str(exc))
     token.check()
     timelines: dict[str, CharacterTimeline] = {}
     total = len(diagnosis.characters)

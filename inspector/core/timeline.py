@@ -274,6 +274,8 @@ class CharacterTimeline:
 
     def position(self, refs: Refs, ref: int) -> int | None:
         """Position of ``ref`` in ``refs`` (file-ordered), by binary search; ``None`` if absent."""
+        if ref < 0 and ~ref >= len(self.defects):
+            return None  # a provisional row that left (see :meth:`append`)
         pos = bisect.bisect_left(refs, self.key(ref), key=self.key)
         if pos < len(refs) and refs[pos] == ref:
             return pos
@@ -281,6 +283,8 @@ class CharacterTimeline:
 
     def nearest(self, refs: Refs, ref: int) -> int:
         """Position of ``ref`` in ``refs`` or, when it is not there, of the first row after it."""
+        if ref < 0 and ~ref >= len(self.defects):
+            return len(refs) - 1  # a provisional row that left: it was the last line
         return min(len(refs) - 1, bisect.bisect_left(refs, self.key(ref), key=self.key))
 
     def marker_position(self, refs: Refs) -> int | None:
@@ -448,23 +452,37 @@ class CharacterTimeline:
         self.events.set_state(i, state, reason, message)
         self.counts[state] = self.counts.get(state, 0) + 1
 
-    def append(self, rows: Sequence[Row], size: int) -> tuple[int | None, list[int]]:
+    def append(
+        self, rows: Sequence[Row], size: int, *, reread_from: int | None = None
+    ) -> tuple[int | None, list[int]]:
         """Add rows read from the journal's new bytes (events start ``pending``).
 
-        A torn last line that a writer has since completed (or that a later append isolated)
-        comes back as a new classification of the same line: the old torn-tail row then leaves.
+        The live tail re-reads an unterminated last line until its newline arrives, so the
+        damaged row shown for it (a torn tail, as the reader classified it then) is provisional:
+        when the journal is read again from its line, it leaves, and ``rows`` say what the line is
+        now (completed, glued onto, isolated by a writer's ``"\\n"``, or still torn). An event is
+        never provisional (:class:`~inspector.core.live.LiveUpdate` holds such a line back).
+
+        Args:
+            rows: the rows, in file order.
+            size: journal bytes read so far.
+            reread_from: the first line the new bytes were read from (default: the first row's).
 
         Returns:
-            ``(removed_ref, added_refs)``: the torn-tail row that left, if any, and the new rows
-            in file order.
+            ``(removed_ref, added_refs)``: the provisional row that left, if any (its ref may be
+            reused by the first added damaged row), and the new rows in file order.
         """
         self.live_size = size
+        if reread_from is None and rows:
+            reread_from = rows[0].line
         removed: int | None = None
-        if rows and len(self.refs):
+        if reread_from is not None and len(self.refs):
             last = self.refs[-1]
-            if last < 0 and self.defects[~last].kind == "torn_tail" and rows[0].line == self.defects[~last].line:
+            if last < 0 and self.defects[~last].line >= reread_from:
                 removed = self.refs.pop()
                 self.counts[DAMAGED] -= 1
+                if ~removed == len(self.defects) - 1:
+                    self.defects.pop()  # superseded: a writer trickling a line must not pile them up
         added: list[int] = []
         for row in rows:
             if isinstance(row, EventInfo):

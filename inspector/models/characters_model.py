@@ -8,11 +8,16 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
+from inspector.core.timeline import LOADING
+
 Index = QModelIndex | QPersistentModelIndex
 
 BADGE_ROLE = Qt.ItemDataRole.UserRole + 1
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 2
 NAME_ROLE = Qt.ItemDataRole.UserRole + 3
+
+#: What a character says while only a preview of it was read (never ``healthy``: nothing is known).
+LOADING_TEXT = f"{LOADING}…"
 
 #: Badge entries in display order, with the state colour each uses.
 BADGE_ORDER = (
@@ -32,15 +37,20 @@ class CharacterRow:
         name: the folder name.
         badge: count per problem (``pending``, ``blocked``, ``orphaned``, ``suspect``, ``defects``).
         note: a one-line remark (``views only``, ``no journal``...).
+        loading: only a preview was read: nothing is known about its health yet.
     """
 
     name: str
     badge: dict[str, int]
     note: str = ""
+    loading: bool = False
 
     @property
     def health(self) -> str:
-        """The worst state present: the badge colour of the row (``applied`` when healthy)."""
+        """The worst state present: the badge colour of the row (``applied`` when healthy,
+        ``loading`` while nothing is known)."""
+        if self.loading:
+            return LOADING
         for key, state in BADGE_ORDER:
             if self.badge.get(key):
                 return state
@@ -57,6 +67,8 @@ class CharacterRow:
         return out
 
     def badge_text(self) -> str:
+        if self.loading:
+            return LOADING_TEXT
         items = self.badge_items()
         return " · ".join(t for t, _ in items) if items else "healthy"
 

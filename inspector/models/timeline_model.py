@@ -46,8 +46,9 @@ class EventTableModel(QAbstractTableModel):
     It is fed a :class:`~inspector.core.timeline.CharacterTimeline` (which builds each row's value
     when a cell is painted) and the refs of the rows to show, in file order. :meth:`set_rows` is
     for a (re)load, a character switch or a new filter; :meth:`append_rows` is for live appends
-    (``beginInsertRows``, never a reset, so selection and scroll survive); :meth:`rows_changed`
-    repaints rows whose state changed in place.
+    (``beginInsertRows``, never a reset, so selection and scroll survive), :meth:`replace_last` for
+    an unterminated last line read again; :meth:`rows_changed` repaints rows whose state changed in
+    place.
 
     Attributes:
         summaries: gives the summary column (payloads are not kept in memory).
@@ -102,6 +103,32 @@ class EventTableModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), first, first + len(refs) - 1)
         self._refs.extend(refs)
         self.endInsertRows()
+
+    def replace_last(self, removed: int | None, refs: Sequence[int]) -> list[int]:
+        """Live rows at the end, when the journal's unterminated last line was read again.
+
+        ``removed`` (the provisional row that left, see
+        :meth:`~inspector.core.timeline.CharacterTimeline.append`) gives way to ``refs``: the first
+        takes its place in place (``dataChanged``: the selection and scroll stay), the others are
+        inserted after it; with no ``refs`` the row is removed. When ``removed`` is not shown
+        (filtered out, or ``None``), ``refs`` are appended.
+
+        Returns:
+            The refs that took a shown row's place (a selection on them shows a new row).
+        """
+        last = len(self._refs) - 1
+        if removed is None or last < 0 or self._refs[last] != removed:
+            self.append_rows(refs)
+            return []
+        if not refs:
+            self.beginRemoveRows(QModelIndex(), last, last)
+            del self._refs[last]
+            self.endRemoveRows()
+            return []
+        self._refs[last] = refs[0]
+        self.dataChanged.emit(self.index(last, 0), self.index(last, len(COLUMNS) - 1))
+        self.append_rows(refs[1:])
+        return [refs[0]]
 
     def remove_ref(self, ref: int) -> bool:
         """Remove one row (a torn last line that a writer completed); returns whether it was shown."""

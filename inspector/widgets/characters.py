@@ -63,7 +63,10 @@ def chips_that_fit(texts: list[str], width: int, measure: Callable[[str], int], 
 
 
 def chip_items(row: CharacterRow) -> list[tuple[str, str]]:
-    """Every chip of a row, in order: the server's, then ours (``healthy`` only when both agree)."""
+    """Every chip of a row, in order: the server's, then ours (``healthy`` only when both agree);
+    while it loads, only that (no colour: nothing is known yet)."""
+    if row.loading:
+        return [(row.badge_text(), "")]
     server = server_chip(row)
     ours = row.badge_items()
     items = ([server] if server else []) + (ours or ([] if server else [("healthy", "applied")]))

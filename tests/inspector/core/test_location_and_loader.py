@@ -12,9 +12,9 @@ import journal.diagnosis.scan as diagnose_module
 from inspector.core import loader as loader_module
 from inspector.core import location as location_mod
 from inspector.core.jobs import Cancelled, CancelToken
-from inspector.core.loader import first_character_dir, load_location, read_preview
+from inspector.core.loader import first_character_dir, holds_no_character, load_location, read_preview
 from inspector.core.location import LocationError, open_sample, resolve_location
-from journal.diagnosis import Diagnosis, diagnose_path
+from journal.diagnosis import Diagnosis, UnreadableInputError, diagnose_path
 from tests.inspector.gui_fixtures import hand_diagnosis, write_character
 
 
@@ -72,6 +72,40 @@ def test_preview_shows_the_first_rows_of_the_first_character(tmp_path):
     assert {tl.state(r) for r in tl.refs} == {"loading"}
     assert tl.marker_position(tl.refs) is None
     assert set(preview.payloads) == set(range(len(tl.events)))
+
+
+def test_which_folder_a_preview_reads_follows_the_diagnosis_rules(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "notes").mkdir(parents=True)
+    (docs / "readme.txt").write_text("not memory")
+    assert first_character_dir(docs) is None and holds_no_character(docs)  # no bogus "character" to preview
+    staged = tmp_path / "staged"
+    write_character(staged / "carol", "memory")  # a cloud-save staging folder: carol/memory/<files>
+    assert first_character_dir(staged) == staged / "carol" / "memory"
+    write_character(tmp_path / "root", "bob")
+    (tmp_path / "root" / "new-character").mkdir()  # empty: still a character, beside bob
+    assert first_character_dir(tmp_path / "root") == tmp_path / "root" / "bob"
+    assert not holds_no_character(tmp_path / "root") and not holds_no_character(tmp_path / "root" / "bob")
+    assert not holds_no_character(tmp_path / "missing")  # unreadable: the diagnosis says why
+
+
+def test_a_folder_holding_no_character_loads_empty_with_the_diagnosiss_words(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "notes").mkdir(parents=True)
+    previews = []
+    loaded = load_location(resolve_location(docs), CancelToken(), diagnose_path, on_preview=previews.append)
+    with pytest.raises(UnreadableInputError) as raised:
+        diagnose_path(str(docs))
+    assert previews == [] and loaded.timelines == {}
+    assert loaded.empty_reason == str(raised.value)  # the line `check` prints, from its one home
+    assert "no character folder found here" in loaded.empty_reason
+
+    def broken(path, progress=None):
+        raise UnreadableInputError(f"{path}: cannot be listed: Permission denied")
+
+    write_character(tmp_path / "root", "bob")
+    with pytest.raises(UnreadableInputError):  # any other unreadable input stays a failure
+        load_location(resolve_location(tmp_path / "root"), CancelToken(), broken)
 
 
 def _diagnose_with(char_dirs):

@@ -230,7 +230,7 @@ def test_a_live_rediagnosis_carries_a_fresh_prediction(qtbot, inspector_window, 
     delta = DiagnosisDelta.of(diagnose_character(str(built.path)), len(tl.events) - 1)
     assert delta.server_start is not None
     with qtbot.waitSignal(window.session.states_recomputed, timeout=WAIT_MS):
-        window.session._on_rediagnosed(window.session._gen, built.name, delta, 0.01)
+        window.session.rediagnosis.finished(window.session.generation, built.name, delta, 0.01)
     assert tl.server_start is delta.server_start
     assert "from the start of the journal" in window.server_panel.plain_text()
 
