@@ -67,6 +67,22 @@ def _button(text: str, icon_name: str | None = None) -> QPushButton:
     return b
 
 
+def _copy_button(text: str, tip: str) -> QToolButton:
+    """A compact copy button (a tool button has no minimum width, so a narrow pane keeps it whole)."""
+    b = QToolButton()
+    b.setText(text)
+    b.setToolTip(tip)
+    return b
+
+
+def _wrapping(label: QLabel) -> QLabel:
+    """A label whose text wraps to the pane instead of widening it: its minimum width is not its
+    longest word's (a 64-digit hash pushed the splitter once), and long words break anyway."""
+    label.setWordWrap(True)
+    label.setMinimumWidth(1)
+    return label
+
+
 class EventDetail(QWidget):
     """The selected row: identity, the reason in words, the payload as a tree and as raw JSON.
 
@@ -84,20 +100,17 @@ class EventDetail(QWidget):
         self._server = ""
         self._record: Any = None
         self._raw = b""
-        self.header = QLabel("Select an event in the timeline.")
-        self.header.setWordWrap(True)
+        self.header = _wrapping(QLabel("Select an event in the timeline."))
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         #: What the memory server's next start does with this row (first: it happens unless someone acts).
-        self.server_note = QLabel()
+        self.server_note = _wrapping(QLabel())
         self.server_note.setObjectName("ServerNoteBox")
-        self.server_note.setWordWrap(True)
         self.server_note.setFrameShape(QFrame.Shape.StyledPanel)
         self.server_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.server_note.hide()
         #: Why our guarded replay stops here or flags the row.
-        self.reason = QLabel()
+        self.reason = _wrapping(QLabel())
         self.reason.setObjectName("ReasonBox")
-        self.reason.setWordWrap(True)
         self.reason.setFrameShape(QFrame.Shape.StyledPanel)
         self.reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.reason.hide()
@@ -107,13 +120,17 @@ class EventDetail(QWidget):
         self.raw.setReadOnly(True)
         self.raw.setFont(_mono())
         self.raw.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.copy_payload = _button("Copy payload", icons.COPY)
-        self.copy_record = _button("Copy record", icons.COPY)
-        self.copy_id = _button("Copy event id", icons.COPY)
+        self.copy_payload = _copy_button("Payload", "Copy the payload (as shown)")
+        self.copy_record = _copy_button("Record", "Copy the whole record (as shown)")
+        self.copy_id = _copy_button("Event id", "Copy the event id")
         self.copy_payload.clicked.connect(self._copy_payload)
         self.copy_record.clicked.connect(self._copy_record)
         self.copy_id.clicked.connect(self._copy_id)
         buttons = QHBoxLayout()
+        copy_icon = QLabel()
+        copy_icon.setPixmap(icons.icon(icons.COPY).pixmap(16, 16))
+        buttons.addWidget(copy_icon)
+        buttons.addWidget(QLabel("Copy:"))
         for b in (self.copy_payload, self.copy_record, self.copy_id):
             buttons.addWidget(b)
         buttons.addStretch(1)
@@ -157,7 +174,7 @@ class EventDetail(QWidget):
         self._state = state
         self._server = server
         if server and state != "loading":
-            self.server_note.setText(f"<b>Memory server's next start:</b> {_esc(server)}")
+            self.server_note.setText(f"<b>Memory server's next start:</b> {_esc_wrapping(server)}")
             self.server_note.show()
         else:
             self.server_note.hide()
@@ -172,7 +189,7 @@ class EventDetail(QWidget):
             )
             if state != "loading" and (row.reason or (row.message and state != "applied")):
                 words = REASON_TEXT.get(row.reason or "", "")
-                extra = f"<br><small>{_esc(row.message)}</small>" if row.message else ""
+                extra = f"<br><small>{_esc_wrapping(row.message)}</small>" if row.message else ""
                 self.reason.setText(
                     f"<b>Why {STATE_LABELS.get(state, state)}</b> (our guarded replay, memory-inspector)<b>:</b> "
                     f"{_esc(words)}{extra}"
@@ -197,7 +214,7 @@ class EventDetail(QWidget):
                 f"<b>Damaged line</b> ({kind}) &nbsp; <small>line {row.line}, byte {row.offset}, "
                 f"{row.length} bytes</small>"
             )
-            self.reason.setText(f"{_esc(row.message)}{recovered}")
+            self.reason.setText(f"{_esc_wrapping(row.message)}{recovered}")
             self.reason.show()
             self.tree_model.set_value(None)
             text = raw.decode("utf-8", "replace")
@@ -226,6 +243,20 @@ def _esc(text: str | None) -> str:
     return escape(text or "")
 
 
+def _esc_wrapping(text: str | None) -> str:
+    """An explanation as HTML, with a break opportunity (a zero-width space) every
+    :data:`_BREAK_EVERY` characters of a very long word (a hash, a path), so that it wraps too."""
+    words = (
+        w if len(w) <= _BREAK_EVERY else _ZWSP.join(w[i : i + _BREAK_EVERY] for i in range(0, len(w), _BREAK_EVERY))
+        for w in (text or "").split(" ")
+    )
+    return _esc(" ".join(words))
+
+
+_BREAK_EVERY = 24
+_ZWSP = "\u200b"
+
+
 class ViewsPanel(QWidget):
     """The views and shard files as searchable JSON trees, the provenance of the selected entry,
     and the dry-run preview of replaying a pending or blocked event.
@@ -247,7 +278,8 @@ class ViewsPanel(QWidget):
         self._hits: list[TreePath] = []
         self._hit = -1
         self.files = QComboBox()
-        self.files.setMinimumContentsLength(24)
+        self.files.setMinimumContentsLength(12)
+        self.files.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.files.currentTextChanged.connect(self._on_file_chosen)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Find key or value…")
@@ -342,7 +374,14 @@ class ViewsPanel(QWidget):
             self.file_requested.emit(rel)
 
     def show_file(self, loaded: LoadedFile, select: TreePath | None = None) -> None:
-        """Show a loaded file; select and scroll to ``select`` when given."""
+        """Show a loaded file; select and scroll to ``select`` when given.
+
+        Without ``select``, the selection stays only when this is the file shown, read again (a
+        live change). Otherwise no entry of it is meant (the entry an event touches is lost from
+        it; the caller says why), and an unrelated entry must not stay highlighted.
+        """
+        shown = self._loaded
+        reread = shown is not None and shown is not loaded and shown.rel == loaded.rel
         self._loaded = loaded
         if self.files.currentText() != loaded.rel:
             self.files.blockSignals(True)
@@ -355,7 +394,7 @@ class ViewsPanel(QWidget):
             self.error.show()
         else:
             self.error.hide()
-        expanded_path = self.selected_path() if select is None else None
+        expanded_path = self.selected_path() if select is None and reread else None
         self.tree_model.set_redact(self.redact)
         self.tree_model.set_value(loaded.value)
         self._hits, self._hit = [], -1
@@ -481,10 +520,9 @@ class FindingsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.resizeSection(0, 70)
-        header.resizeSection(1, 150)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the full message is the tooltip
+        self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.reset_columns()
         self.table.activated.connect(self._on_activated)
         self.table.doubleClicked.connect(self._on_activated)
         hint = QLabel(
@@ -496,6 +534,20 @@ class FindingsPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
         layout.addWidget(hint)
+
+    def reset_columns(self) -> None:
+        """Widths that fit a severity, the longest code and a message of about 60 characters; the
+        last column takes the room left (a narrow pane scrolls instead of squeezing the message)."""
+        header = self.table.horizontalHeader()
+        fm = self.table.fontMetrics()
+        widths = (fm.horizontalAdvance("warning") + 18, fm.horizontalAdvance("server.duplicate_replayed") + 14)
+        for col in range(header.count()):
+            header.setSectionHidden(col, False)
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            header.moveSection(header.visualIndex(col), col)
+        for col, width in enumerate((*widths, fm.averageCharWidth() * 60)):
+            header.resizeSection(col, width)
+        header.setStretchLastSection(True)
 
     def _on_activated(self, index: QModelIndex) -> None:
         finding = self.model.data(index, ROW_ROLE)

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -14,28 +14,35 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QProgressBar,
     QSplitter,
+    QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.session import SessionController
 from inspector.core.filtering import TimelineFilter
 from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
 from inspector.core.prompter import Prompter
 from inspector.core.recent import RecentLocations
-from inspector.core.replay.backup import default_backup_root
+from inspector.core.replay.flow import default_backup_root
 from inspector.core.replay_preview import ReplayPreview, diff_as_tree
 from inspector.core.timeline import Row, SentinelState
-from inspector.core.views import files_for_event, locate_entry
 from inspector.widgets import icons
 from inspector.widgets.characters import CharacterList
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
-from inspector.widgets.timeline_view import SentinelBar, StateLegend, TimelineView
+from inspector.widgets.timeline_view import (
+    HeaderLayouts,
+    SentinelBar,
+    StateLegend,
+    TimelineView,
+    install_column_menu,
+)
 from inspector.widgets.window_actions import build_actions
 from journal.diagnosis import EventInfo, Finding
 from journal.events import JOURNAL_NAME
@@ -66,6 +73,9 @@ class MainWindow(QMainWindow):
         session: the controller that owns what is open.
         prompter: asks the user for folders, ids, and shows errors.
         recent: the recent-locations store (``None``: no recent menu entries are kept).
+        settings: where the tables' column layouts are kept between runs (default: ``layout.ini``
+            beside the recent-locations file, in the user's config folder; ``None`` without
+            ``recent``: nothing is kept).
 
     Signals:
         closing: the window is closing (owners of extra workers stop them).
@@ -81,9 +91,17 @@ class MainWindow(QMainWindow):
 
     closing = Signal()
 
-    def __init__(self, session: SessionController, prompter: Prompter, recent: RecentLocations | None = None) -> None:
+    def __init__(
+        self,
+        session: SessionController,
+        prompter: Prompter,
+        recent: RecentLocations | None = None,
+        settings: QSettings | None = None,
+    ) -> None:
         super().__init__()
         self.session = session
+        #: The detail pane's data source (built here from the session until the composition root does it).
+        self.source = DetailSource(session, self)
         self.prompter = prompter
         self.recent = recent
         self.setWindowTitle(APP_TITLE)
@@ -121,13 +139,14 @@ class MainWindow(QMainWindow):
         split.setStretchFactor(1, 3)
         split.setStretchFactor(2, 2)
         split.setSizes([175, 880, 385])
+        #: Moves only when the user drags it: no pane's content may push it (issue 16 item 6).
+        self.splitter = split
         self.setCentralWidget(split)
 
         self._build_status_bar()
         self._build_actions()
         self._connect()
-        self._preview_running = False
-        self._preview_wanted: EventInfo | None = None
+        self._restore_layouts(settings)
         self._pending_reselect: int | None = None
         self._update_enabled()
 
@@ -176,6 +195,20 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         build_actions(self)
 
+    def _layout_tables(self) -> dict[str, QTableView]:
+        return {"timeline": self.timeline, "findings": self.detail.findings.table}
+
+    def _restore_layouts(self, settings: QSettings | None) -> None:
+        """Column menus on the tables, and their layouts as the user left them last time."""
+        if settings is None and self.recent is not None:
+            settings = QSettings(str(self.recent.file.parent / "layout.ini"), QSettings.Format.IniFormat)
+        self.layouts = HeaderLayouts(settings)
+        install_column_menu(self.timeline, self.timeline.reset_columns)
+        install_column_menu(self.detail.findings.table, self.detail.findings.reset_columns)
+        for name, table in self._layout_tables().items():
+            if self.layouts.restore(name, table.horizontalHeader()) and table is self.timeline:
+                self.timeline.auto_fit = False  # the user's layout, as they left it
+
     def _connect(self) -> None:
         s = self.session
         s.loading_started.connect(self._on_loading_started)
@@ -199,6 +232,7 @@ class MainWindow(QMainWindow):
         self.timeline.following_changed.connect(self.follow_action.setChecked)
         self.sentinel_bar.jump_requested.connect(self.jump_to_sentinel)
         self.filter_bar.filter_changed.connect(self._on_filter_changed)
+        self.source.preview_ready.connect(self._on_replay_preview)
         self.detail.views.file_requested.connect(self._on_view_file_requested)
         self.detail.views.entry_selected.connect(self._on_entry_selected)
         self.detail.views.provenance_activated.connect(self.select_ref)
@@ -263,10 +297,20 @@ class MainWindow(QMainWindow):
 
     def _on_loading_started(self, label: str) -> None:
         if self.session.folder is None or self.session.location is not self.session.folder.location:
+            # Another folder: nothing of the one shown before may pass for it, nor say "healthy"
+            # or "no folder open" while it loads (a reload keeps showing the folder meanwhile).
+            from inspector.widgets.timeline_view import GUARDED_TITLE
+
             self.server_panel.set_message(f"Loading {label}… (the server's start is predicted once it is read)")
+            self.sentinel_bar.set_state(None)
+            self.sentinel_bar.label.setText(f"<b>{GUARDED_TITLE}:</b> loading…")
+            self.status_sentinel.setText("Sentinel: loading…")
+            self.status_size.setText("Journal: loading…")
+            self._on_watch_status(WatchStatus("off", "loading"))
         self._show_progress(True)
         self.progress.setRange(0, 0)
         self.progress_label.setText(f"Loading {label}…")
+        self._refresh_title()
 
     def _on_progress(self, progress: LoadProgress) -> None:
         # The label keeps its text while only the figures move: a label that changes width
@@ -288,30 +332,61 @@ class MainWindow(QMainWindow):
         self._show_progress(False)
         loc = folder.location
         self._refresh_title()
-        if self.recent is not None and loc.kind != "sample":
+        if self.recent is not None and loc.kind != "sample" and not folder.empty_reason:
             self.recent.add(loc.path)
             self._refresh_recent_menu()
         if self.session.last_refresh is not None:
             self._on_refreshed(self.session.last_refresh)
+        # The centre says what is there: a folder holding no character says so, in the diagnosis's words.
+        self.timeline.empty_text = folder.empty_reason or NOTHING_OPEN
+        self.timeline.viewport().update()
         n = len(folder.timelines)
-        self.statusBar().showMessage(f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s.", 8000)
+        if not folder.empty_reason:
+            loaded = f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s."
+            self.statusBar().showMessage(loaded, 8000)
         if self.session.current is not None:
             self.characters.select_name(self.session.current)
         else:
-            self.server_panel.set_timeline(None)
+            # No character: the previous folder's detail must not stay, as if it were this one's.
+            views = self.detail.views
+            self.detail.event_detail.clear()
+            views.set_files([])
+            views.tree_model.set_value(None)
+            views.error.hide()
+            views.set_provenance(None)
+            views.set_preview(None, "")
+            self.detail.set_counts(0, 0)
+            self.filter_bar.set_types([])
+            if folder.empty_reason:
+                from inspector.widgets.timeline_view import GUARDED_TITLE
+
+                self.server_panel.set_message(folder.empty_reason)
+                self.sentinel_bar.label.setText(f"<b>{GUARDED_TITLE}:</b> nothing to replay (no character folder here)")
+                self.statusBar().clearMessage()  # an earlier "Loaded N characters" is not about this folder
+            else:
+                self.server_panel.set_timeline(None)
         self._update_enabled()
 
     def _on_load_failed(self, title: str, message: str) -> None:
         self._show_progress(False)
         self._update_enabled()
-        self._refresh_server_panel()
-        self.prompter.show_error(title, message)
+        # What the load said while it ran gives way to what is shown again: the folder shown before, or nothing.
+        if self.session.timeline() is None:
+            self.sentinel_bar.set_state(None)
+            self.status_sentinel.setText("Sentinel: –")
+        self._on_watch_status(self.session.watch_status)
+        self._update_counts()
+        self._refresh_title()
+        if self.session.folder is None:
+            self.server_panel.set_message(NOTHING_OPEN)
+        else:
+            self._refresh_server_panel()
+        if message:
+            self.prompter.show_error(title, message)
 
     def _on_load_cancelled(self) -> None:
-        self._show_progress(False)
-        self._refresh_server_panel()
+        self._on_load_failed("", "")  # what shows again is the same as after a failure, without an error
         self.statusBar().showMessage("Loading cancelled.", 5000)
-        self._update_enabled()
 
     def _on_character_clicked(self, current: QModelIndex, _previous: QModelIndex) -> None:
         name = current.data(Qt.ItemDataRole.DisplayRole) if current.isValid() else None
@@ -327,12 +402,12 @@ class MainWindow(QMainWindow):
             self.filter_bar.blockSignals(False)
         self.server_panel.set_timeline(tl)
         self.detail.event_detail.clear()
-        self.detail.views.set_files(self.session.view_files())
+        self.detail.views.set_files(self.source.view_files())
         self.detail.views.set_provenance(None)
         self.detail.views.set_preview(None, "")
         rel = self.detail.views.current_file()
         if rel:
-            self.detail.views.show_file(self.session.load_view_file(rel))
+            self.detail.views.show_file(self.source.load_view_file(rel))
         self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
         self._refresh_title()
         self._update_counts()
@@ -362,7 +437,7 @@ class MainWindow(QMainWindow):
         else:
             stop = f"holds {holds} at event #{blocked.index} ({blocked.reason}); other entries replay"
         self.sentinel_bar.set_state(state, where, stop)
-        self.timeline.viewport().update()
+        self.timeline.refresh_marks()
 
     def _on_watch_status(self, status: WatchStatus) -> None:
         self.status_watch.setText(status.text())
@@ -372,9 +447,13 @@ class MainWindow(QMainWindow):
         self.status_refresh.setText(f"Last refresh: {time.strftime('%H:%M:%S', time.localtime(when))}")
         self._update_counts()
         self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
+        ref = self.selected_ref()
+        if ref is not None and ref in self.session.replaced_refs:
+            self._show_ref(ref)  # a torn last line became what the reader now makes of it, in place
 
     def _on_states_recomputed(self, name: str) -> None:
         if name == self.session.current:
+            self.timeline.refresh_marks()
             self.server_panel.set_timeline(self.session.timeline(name))
             self.detail.set_counts(self.session.findings_model.rowCount(), self.session.outbox_model.rowCount())
             ref = self.selected_ref()
@@ -414,8 +493,14 @@ class MainWindow(QMainWindow):
     def _update_counts(self, *_args: Any) -> None:
         tl = self.session.timeline()
         model = self.session.timeline_model
+        shown = self.session.shown_timeline()
+        if shown is not None and shown.provisional:
+            # A preview: the first rows only, read while the analysis runs.
+            self.status_size.setText("Journal: loading…")
+            self.filter_bar.count.setText(f"{model.rowCount():,} rows · loading…")
+            return
         if tl is None:
-            self.status_size.setText("Journal: –")
+            self.status_size.setText("Journal: loading…" if self.session.loading else "Journal: –")
             self.filter_bar.show_count(model.rowCount(), model.rowCount())
             return
         self.status_size.setText(f"Journal: {_size_text(tl.live_size)} · {len(tl.events):,} events")
@@ -499,7 +584,7 @@ class MainWindow(QMainWindow):
         if tl is None:
             return
         row = tl.row(ref)
-        record, raw = self.session.record_of(row)
+        record, raw = self.source.record_of(row)
         server = "" if tl.provisional else tl.server_note(ref)
         self.detail.event_detail.show_row(row, record, raw, tl.state(ref), server=server)
         if not isinstance(row, EventInfo) or tl.provisional:
@@ -514,37 +599,25 @@ class MainWindow(QMainWindow):
         if row.entry is None:
             views.set_provenance(None)
             return
-        payload = record.get("payload") if isinstance(record, dict) else None
-        candidates = files_for_event(row, payload)
-        shown = False
-        for rel in candidates:
-            loaded = self.session.load_view_file(rel)
-            path = locate_entry(rel, loaded.value, row.entry) if loaded.value is not None else None
-            if path is not None:
-                views.show_file(loaded, select=path)
-                shown = True
-                break
-        if not shown and candidates:
-            views.show_file(self.session.load_view_file(candidates[0]))
-            views.error.setText(
-                f"Entry {row.entry} is in neither {' nor '.join(candidates)}"
-                + (" (the archived entry is lost)" if len(candidates) > 1 else "")
-            )
+        touched = self.source.touched_entry(row, record)
+        if touched is not None and touched.path is not None:
+            views.show_file(touched.loaded, select=touched.path)
+        elif touched is not None:
+            views.show_file(touched.loaded)
+            views.error.setText(touched.missing)
             views.error.show()
         self._show_provenance(row.entry)
 
     def _on_view_file_requested(self, rel: str) -> None:
-        self.detail.views.show_file(self.session.load_view_file(rel))
+        self.detail.views.show_file(self.source.load_view_file(rel))
 
     def _on_entry_selected(self, entry: str) -> None:
         self._show_provenance(entry)
 
     def _show_provenance(self, entry: str) -> None:
-        tl = self.session.timeline()
-        if tl is not None:
-            self.detail.views.set_provenance(
-                entry, tl, self.session.provenance(entry), self.session.summaries_for(tl.name)
-            )
+        found = self.source.provenance(entry)
+        if found is not None:
+            self.detail.views.set_provenance(found.entry, found.timeline, found.refs, found.summaries)
 
     # -- replay preview ------------------------------------------------------------------------------------
 
@@ -555,27 +628,15 @@ class MainWindow(QMainWindow):
 
     def _request_replay_preview(self, row: EventInfo) -> None:
         views = self.detail.views
-        if row.state not in ("pending", "blocked"):
+        if not self.source.previewable(row):
             views.set_preview(None, "")
             return
         if self.detail.currentWidget() is not views:
             return  # a dry run copies the folder: only run it when the Views tab is looked at
         views.set_preview(None, "computing…")
-        self._preview_wanted = row
-        if not self._preview_running:
-            self._run_replay_preview(row)
-
-    def _run_replay_preview(self, row: EventInfo) -> None:
-        self._preview_running = True
-        self.session.preview_replay(row, lambda p, err, r=row: self._on_replay_preview(r, p, err))
+        self.source.request_preview(row)
 
     def _on_replay_preview(self, row: EventInfo, preview: ReplayPreview | None, error: str) -> None:
-        self._preview_running = False
-        wanted = self._preview_wanted
-        if wanted is not None and wanted.event_id != row.event_id:
-            self._run_replay_preview(wanted)
-            return
-        self._preview_wanted = None
         selected = self.selected_row()
         if not isinstance(selected, EventInfo) or selected.event_id != row.event_id:
             return
@@ -658,7 +719,7 @@ class MainWindow(QMainWindow):
                 self.detail.setCurrentWidget(self.detail.outbox)
                 return
             self.detail.setCurrentWidget(self.detail.views)
-            self.detail.views.show_file(self.session.load_view_file(rel))
+            self.detail.views.show_file(self.source.load_view_file(rel))
 
     # -- toggles ------------------------------------------------------------------------------------------
 
@@ -700,6 +761,8 @@ class MainWindow(QMainWindow):
             parts.append(loc.label)
             if self.session.current:
                 parts.append(self.session.current)
+            if self.session.loading:
+                parts.append("loading…")
         title = " — ".join(parts)
         self.setWindowTitle(f"{title} (redacted)" if self.redact_action.isChecked() else title)
 
@@ -715,5 +778,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Override: stop watching and join background work before the window goes."""
         self.closing.emit()
+        for name, table in self._layout_tables().items():
+            self.layouts.save(name, table.horizontalHeader())
         self.session.close()
         super().closeEvent(event)

@@ -292,6 +292,7 @@ class ServerStartPanel(QFrame):
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.marks = QLabel()
         self.marks.setObjectName("ServerStartMarks")
+        self.marks.setWordWrap(True)  # a narrow window wraps it rather than widening the timeline
         self.marks.setToolTip(
             "The memory server's marks on the timeline, in their own colour: a dashed outline and a tag on the "
             "event where its next start stops; a stripe at the left of each event it applies that our guarded "

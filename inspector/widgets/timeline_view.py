@@ -1,18 +1,25 @@
-"""The timeline: a virtualised table with the sentinel drawn on it, follow mode, and its legend."""
+"""The timeline: a virtualised table with the sentinel drawn on it, follow mode, and its legend;
+the column menu and the header layouts kept between runs (shared with the Findings table)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QPen
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSettings, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableView,
     QToolTip,
     QWidget,
@@ -45,18 +52,66 @@ SERVER_STOP_TAG = "■ memory server stops here"
 #: The title of the sentinel bar: these counts are our guarded replay's, not the server's.
 GUARDED_TITLE = "Guarded replay (memory-inspector, only if you run it)"
 
+#: The columns' visual order by default: what happened and to what first, so that a narrow window
+#: still shows #, Type, Entry and State; the summary takes the room left; the time comes last.
+DEFAULT_ORDER = (COL_INDEX, COL_TYPE, COL_ENTRY, COL_STATE, COL_SUMMARY, COL_TIME)
+
+#: Bumped when the default columns change, so that a layout saved by an older version is ignored.
+LAYOUT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A mark drawn in a strip of its own, above or below a row's cells (never over them).
+
+    Attributes:
+        pos: the model row the strip belongs to.
+        top: the strip is above the row's cells (else below them).
+        label: the tag's text.
+        kind: ``"sentinel"`` (our guarded replay's cursor) or ``"server"`` (where the memory
+            server's next start stops).
+    """
+
+    pos: int
+    top: bool
+    label: str
+    kind: str
+
+
+class _InsetDelegate(QStyledItemDelegate):
+    """Paints a cell inside the part of its row that no tag strip takes."""
+
+    def __init__(self, view: TimelineView) -> None:
+        super().__init__(view)
+        self._view = view
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        """Override: shrink the cell to the row's cell band."""
+        top, bottom = self._view.row_insets(index.row())
+        if top or bottom:
+            option = QStyleOptionViewItem(option)
+            option.rect = option.rect.adjusted(0, top, 0, -bottom)
+        super().paint(painter, option, index)
+
 
 class TimelineView(QTableView):
-    """The event table, with the sentinel marker painted between rows and follow mode.
+    """The event table, with the sentinel marker drawn between rows and follow mode.
 
-    The marker is a line under the sentinel's row (above the first row when every shown event
-    comes after it), with a tag saying ``sentinel · guarded replay: N applied · M pending``; it is
-    painted, not a row, so the model stays one row per event.
+    The marker is a line between the sentinel's row and the next (above the first row when every
+    shown event comes after it), carrying a tag ``⚑ sentinel · guarded replay: N applied · M
+    pending``. Tags never cover data: the row they belong to grows by a strip of its own and its
+    cells are painted in the rest (:meth:`row_insets`, :meth:`cell_rect`, :meth:`tag_rects`); the
+    model stays one row per event.
 
     The memory server's next start has its own marks, in its own colour (never a state hue): a
-    dashed outline and a tag on the row where its replay stops (:data:`SERVER_STOP_TAG`), and a
-    stripe at the left of each event it applies that our guarded replay would not (a full replay
-    behind our sentinel, an event past the one where ours stops). Their tooltips say so.
+    dashed outline around the row where its replay stops, with a tag in a strip above it
+    (:data:`SERVER_STOP_TAG`), and a stripe at the left of each event it applies that our guarded
+    replay would not (a full replay behind our sentinel, an event past the one where ours stops).
+    Their tooltips say so.
+
+    Cells that do not fit are elided in the middle; their tooltip starts with the full text.
 
     Follow mode keeps the newest row in view while the table is scrolled to the bottom. Scrolling
     up pauses it; :meth:`set_following` (one action) resumes it, as does scrolling back down.
@@ -73,16 +128,25 @@ class TimelineView(QTableView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # ids and types differ at both ends
         self.setShowGrid(False)
         self.setAlternatingRowColors(False)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
+        self.setItemDelegate(_InsetDelegate(self))
         vh = self.verticalHeader()
         vh.setVisible(False)
-        # Fixed row heights keep a million rows cheap: no per-row size hints are asked for.
+        # Fixed row heights keep a million rows cheap: no per-row size hints are asked for. Only
+        # the rows carrying a tag strip are given another height (:meth:`refresh_marks`).
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(QFontMetrics(self.font()).height() + 6)
+        self._row_height = QFontMetrics(self.font()).height() + 6
+        vh.setDefaultSectionSize(self._row_height)
+        self._insets: dict[int, tuple[int, int]] = {}
         self.horizontalHeader().setHighlightSections(False)
+        #: Whether the columns still follow the room there is (until the user resizes one).
+        self.auto_fit = True
+        self._fitting = False
+        self.horizontalHeader().sectionResized.connect(self._on_section_resized)
         self._following = True
         self._adjusting = False
         self._keep_state_colours_under_selection()
@@ -91,22 +155,96 @@ class TimelineView(QTableView):
         bar.rangeChanged.connect(self._on_scroll_range_changed)
 
     def setModel(self, model: Any) -> None:
-        """Override: also size the columns for the timeline."""
+        """Override: also lay the columns out for the timeline and follow the rows for the marks."""
         super().setModel(model)
+        self.reset_columns()
+        if model is not None:
+            for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved, model.layoutChanged):
+                signal.connect(self._on_rows_changed)
+            model.dataChanged.connect(self.refresh_marks)
+
+    def reset_columns(self) -> None:
+        """The default column layout: :data:`DEFAULT_ORDER`, every column shown, widths that fit
+        the usual content (narrowed to the room there is, see :meth:`fit_columns`), the summary
+        taking the room left."""
         header = self.horizontalHeader()
         header.setStretchLastSection(False)
+        self._fitting = True
+        try:
+            for col in range(header.count()):
+                header.setSectionHidden(col, False)
+            for col, width in self._natural_widths().items():
+                header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+                header.resizeSection(col, width)
+            header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+            for visual, col in enumerate(DEFAULT_ORDER):
+                if col < header.count():
+                    header.moveSection(header.visualIndex(col), visual)
+        finally:
+            self._fitting = False
+        self.auto_fit = True
+        self.fit_columns()
+
+    def _natural_widths(self) -> dict[int, int]:
         fm = QFontMetrics(self.font())
-        widths = {
-            COL_INDEX: fm.horizontalAdvance("000000") + 10,
+        return {
+            COL_INDEX: self._index_width(),
             COL_TIME: fm.horizontalAdvance("04-23 12:00:00.000") + 12,
             COL_TYPE: fm.horizontalAdvance("reflection.evidence_updated") + 12,
             COL_ENTRY: fm.horizontalAdvance("ref_0123456789abcdef") + 10,
-            COL_STATE: fm.horizontalAdvance("blocked · no_hand") + 10,
+            COL_STATE: fm.horizontalAdvance("orphaned · archive_entry_lost") + 10,
         }
-        for col, width in widths.items():
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(col, width)
-        header.setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+
+    def fit_columns(self) -> None:
+        """While the user has not laid the columns out (:attr:`auto_fit`): Type, Entry and State take
+        their natural widths, or less when that is what it takes for them and # to show without
+        scrolling sideways (they elide in the middle; the tooltip has the full text)."""
+        if not self.auto_fit or self.model() is None:
+            return
+        header = self.horizontalHeader()
+        natural = self._natural_widths()
+        fm = QFontMetrics(self.font())
+        floors = {
+            COL_TYPE: fm.horizontalAdvance("persona.fact"),
+            COL_ENTRY: fm.horizontalAdvance("persona.fact"),
+            COL_STATE: fm.horizontalAdvance("blocked · no_handler") + 10,
+        }
+        fixed = header.sectionSize(COL_INDEX) if not header.isSectionHidden(COL_INDEX) else 0
+        shrinkable = [c for c in floors if not header.isSectionHidden(c)]
+        wanted = sum(natural[c] for c in shrinkable)
+        room = self.viewport().width() - fixed
+        scale = min(1.0, room / wanted) if wanted and room > 0 else 1.0
+        self._fitting = True
+        try:
+            for c in shrinkable:
+                header.resizeSection(c, max(floors[c], int(natural[c] * scale)))
+        finally:
+            self._fitting = False
+
+    def _on_section_resized(self, col: int, _old: int, _new: int) -> None:
+        # A width the user chose stays: no more fitting until "Reset columns".
+        header = self.horizontalHeader()
+        if not self._fitting and header.sectionResizeMode(col) != QHeaderView.ResizeMode.Stretch:
+            self.auto_fit = False
+
+    def _index_width(self) -> int:
+        """Room for the largest event index of the timeline shown (at least three digits)."""
+        model = self.model()
+        tl = model.timeline if isinstance(model, EventTableModel) else None
+        digits = max(3, len(str(max(0, len(tl.events) - 1)))) if tl is not None else 3
+        return QFontMetrics(self.font()).horizontalAdvance("0" * digits) + 12
+
+    def _on_rows_changed(self, *_args: Any) -> None:
+        header = self.horizontalHeader()
+        # The # column grows with the journal (a 7-digit index is never cut), never shrinks under the user.
+        if not header.isSectionHidden(COL_INDEX) and header.sectionSize(COL_INDEX) < self._index_width():
+            self._fitting = True
+            try:
+                header.resizeSection(COL_INDEX, self._index_width())
+            finally:
+                self._fitting = False
+            self.fit_columns()
+        self.refresh_marks()
 
     def _keep_state_colours_under_selection(self) -> None:
         # A translucent highlight lets the selected row keep showing its state colour.
@@ -166,45 +304,106 @@ class TimelineView(QTableView):
             self._following = at_bottom
             self.following_changed.emit(at_bottom)
 
-    # -- the sentinel marker ----------------------------------------------------------------------------
+    # -- tag strips ---------------------------------------------------------------------------------
+
+    def tags(self) -> list[Tag]:
+        """The tags to draw: the sentinel's (under its row, or above the first row) and where the
+        memory server's next start stops (above that row)."""
+        model = self.model()
+        tl = model.timeline if isinstance(model, EventTableModel) else None
+        if tl is None or not isinstance(model, EventTableModel) or model.rowCount() == 0:
+            return []
+        out: list[Tag] = []
+        pos = model.marker_position()
+        if pos is not None:
+            counts = model.sentinel_label()
+            label = f"⚑ sentinel · guarded replay: {counts}" if counts else "⚑ sentinel"
+            out.append(Tag(max(pos, 0), pos < 0, label, "sentinel"))
+        ref = tl.server_stop_ref()
+        stop_pos = model.position_of(ref) if ref is not None else None
+        if stop_pos is not None:
+            stop = tl.server_start.stop if tl.server_start is not None else None
+            label = f"{SERVER_STOP_TAG} · {stop.reason}" if stop is not None and stop.reason else SERVER_STOP_TAG
+            out.append(Tag(stop_pos, True, label, "server"))
+        return out
+
+    def strip_height(self) -> int:
+        return QFontMetrics(self._tag_font()).height() + 6
+
+    def row_insets(self, pos: int) -> tuple[int, int]:
+        """The strips above and below row ``pos``'s cells, in pixels (``(0, 0)``: none)."""
+        return self._insets.get(pos, (0, 0))
+
+    def refresh_marks(self, *_args: Any) -> None:
+        """Give the rows carrying a tag their strips (and the others their plain height) and repaint;
+        called when rows, states or the sentinel change."""
+        strip = self.strip_height()
+        insets: dict[int, tuple[int, int]] = {}
+        for tag in self.tags():
+            top, bottom = insets.get(tag.pos, (0, 0))
+            insets[tag.pos] = (top + strip, bottom) if tag.top else (top, bottom + strip)
+        if insets != self._insets:
+            vh = self.verticalHeader()
+            rows = self.model().rowCount() if self.model() is not None else 0
+            for pos in self._insets.keys() - insets.keys():
+                if pos < rows:
+                    vh.resizeSection(pos, self._row_height)
+            for pos, (top, bottom) in insets.items():
+                vh.resizeSection(pos, self._row_height + top + bottom)
+            self._insets = insets
+        self.viewport().update()
+
+    def cell_rect(self, index: QModelIndex) -> QRect:
+        """Where a cell's content is painted, in viewport coordinates (its row minus its strips)."""
+        top, bottom = self.row_insets(index.row())
+        return self.visualRect(index).adjusted(0, top, 0, -bottom)
+
+    def tag_rects(self) -> list[tuple[Tag, QRect]]:
+        """Each tag with its strip, in viewport coordinates (whether on screen or not)."""
+        strip = self.strip_height()
+        out: list[tuple[Tag, QRect]] = []
+        above: dict[int, int] = {}
+        below: dict[int, int] = {}
+        for tag in self.tags():
+            row_top = self.rowViewportPosition(tag.pos)
+            top_inset, _ = self.row_insets(tag.pos)
+            if tag.top:
+                y = row_top + above.get(tag.pos, 0)
+                above[tag.pos] = above.get(tag.pos, 0) + strip
+            else:
+                y = row_top + top_inset + self._row_height + below.get(tag.pos, 0)
+                below[tag.pos] = below.get(tag.pos, 0) + strip
+            out.append((tag, QRect(0, y, self.viewport().width(), strip)))
+        return out
+
+    def tag_box(self, label: str, strip: QRect) -> QRect:
+        """The rounded box of a tag inside its strip."""
+        fm = QFontMetrics(self._tag_font())
+        return QRect(SERVER_STRIPE + 4, strip.top() + 2, fm.horizontalAdvance(label) + 14, strip.height() - 4)
 
     def sentinel_marker_rect(self) -> QRect | None:
         """Where the marker line is drawn in viewport coordinates (``None``: not on screen / none)."""
-        model = self.model()
-        if not isinstance(model, EventTableModel):
-            return None
-        pos = model.marker_position()
-        if pos is None or model.rowCount() == 0:
-            return None
-        if pos < 0:
-            y = self.rowViewportPosition(0)
-        else:
-            top = self.rowViewportPosition(pos)
-            if top < -self.rowHeight(pos):
-                return None
-            y = top + self.rowHeight(pos)
-        if y < -MARKER_PEN or y > self.viewport().height() + MARKER_PEN:
-            return None
-        return QRect(0, y - MARKER_PEN // 2 - 1, self.viewport().width(), MARKER_PEN)
+        for tag, strip in self.tag_rects():
+            if tag.kind == "sentinel":
+                if strip.bottom() < 0 or strip.top() > self.viewport().height():
+                    return None
+                y = strip.center().y()
+                return QRect(0, y - MARKER_PEN // 2, self.viewport().width(), MARKER_PEN)
+        return None
 
     # -- the memory server's marks ----------------------------------------------------------------
 
     def server_stop_rect(self) -> QRect | None:
-        """The row where the memory server's next start stops, in viewport coordinates (``None``:
-        it does not stop, the row is filtered out, or it is not on screen)."""
-        model = self.model()
-        tl = model.timeline if isinstance(model, EventTableModel) else None
-        if tl is None or not isinstance(model, EventTableModel):
-            return None
-        ref = tl.server_stop_ref()
-        pos = model.position_of(ref) if ref is not None else None
-        if pos is None:
-            return None
-        top = self.rowViewportPosition(pos)
-        h = self.rowHeight(pos)
-        if top + h < 0 or top > self.viewport().height():
-            return None
-        return QRect(0, top, self.viewport().width(), h)
+        """The row where the memory server's next start stops (its strip included), in viewport
+        coordinates (``None``: it does not stop, the row is filtered out, or it is not on screen)."""
+        for tag in self.tags():
+            if tag.kind == "server":
+                top = self.rowViewportPosition(tag.pos)
+                h = self.rowHeight(tag.pos)
+                if top + h < 0 or top > self.viewport().height():
+                    return None
+                return QRect(0, top, self.viewport().width(), h)
+        return None
 
     def server_only_positions(self) -> list[int]:
         """Model rows on screen whose event the server's next start applies and ours would not."""
@@ -221,34 +420,35 @@ class TimelineView(QTableView):
         last = model.rowCount() - 1 if last < 0 else last
         return [p for p in range(first, last + 1) if tl.server_only(model.ref_at(p))]
 
-    def _paint_server_marks(self, painter: QPainter) -> None:
-        color = server_color(self.palette())
+    def _paint_marks(self, painter: QPainter) -> None:
+        server = server_color(self.palette())
         for pos in self.server_only_positions():
-            painter.fillRect(QRect(0, self.rowViewportPosition(pos), SERVER_STRIPE, self.rowHeight(pos)), color)
-        rect = self.server_stop_rect()
-        if rect is None:
-            return
-        tl = self.timeline_model().timeline
-        stop = tl.server_start.stop if tl is not None and tl.server_start is not None else None
-        pen = QPen(color, 2, Qt.PenStyle.DashLine)
-        painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawRect(rect.adjusted(1, 1, -2, -2))
-        label = f"{SERVER_STOP_TAG} · {stop.reason}" if stop is not None and stop.reason else SERVER_STOP_TAG
-        w, h = self._tag_size(painter, label, 0.8, 12, 2)
-        # Above the row (over the bottom of the one before it), so the stop row itself stays readable;
-        # inside it only when it is the first row on screen.
-        top = rect.top() - h if rect.top() - h >= 0 else rect.top() + 1
-        self._draw_tag(painter, QRect(SERVER_STRIPE + 2, top, w, h), label, color)
+            top, bottom = self.row_insets(pos)
+            y = self.rowViewportPosition(pos) + top
+            painter.fillRect(QRect(0, y, SERVER_STRIPE, self.rowHeight(pos) - top - bottom), server)
+        stop = self.server_stop_rect()
+        if stop is not None:
+            top, bottom = self.row_insets(self.rowAt(stop.top() + stop.height() // 2))
+            painter.setPen(QPen(server, 2, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(stop.adjusted(1, top + 1, -2, -bottom - 2))
+        height = self.viewport().height()
+        for tag, strip in self.tag_rects():
+            if strip.bottom() < 0 or strip.top() > height:
+                continue
+            color = self._marker_color() if tag.kind == "sentinel" else server
+            painter.fillRect(strip, self.palette().color(QPalette.ColorRole.Base))
+            if tag.kind == "sentinel":
+                painter.setPen(QPen(color, MARKER_PEN))
+                painter.drawLine(0, strip.center().y(), strip.width(), strip.center().y())
+            painter.setFont(self._tag_font())
+            self._draw_tag(painter, self.tag_box(tag.label, strip), tag.label, color)
 
-    def _tag_size(self, painter: QPainter, label: str, scale: float, pad_w: int, pad_h: int) -> tuple[int, int]:
-        """Set the painter's font for a tag (bold, ``scale`` × the view's) and size the tag for ``label``."""
+    def _tag_font(self) -> QFont:
         font = QFont(self.font())
         font.setBold(True)
-        font.setPointSizeF(max(7.0, font.pointSizeF() * scale))
-        painter.setFont(font)
-        fm = QFontMetrics(font)
-        return fm.horizontalAdvance(label) + pad_w, fm.height() + pad_h
+        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.85))
+        return font
 
     @staticmethod
     def _draw_tag(painter: QPainter, box: QRect, label: str, color: QColor) -> None:
@@ -259,26 +459,54 @@ class TimelineView(QTableView):
         painter.setPen(readable_on(color))
         painter.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
 
+    # -- tooltips -------------------------------------------------------------------------------------
+
+    def is_elided(self, index: QModelIndex) -> bool:
+        """Whether the cell's text is wider than the cell (so it is shown elided in the middle)."""
+        text = index.data(Qt.ItemDataRole.DisplayRole)
+        if not text:
+            return False
+        font = index.data(Qt.ItemDataRole.FontRole) or self.font()
+        # The delegate's text margins: a few pixels each side.
+        return QFontMetrics(font).horizontalAdvance(str(text)) > self.columnWidth(index.column()) - 8
+
+    def tooltip_at(self, point: Any) -> str:
+        """The tooltip at a viewport point: a tag's meaning, or a cell's full text (when elided),
+        what the memory server's next start does with its row, and our guarded replay's word."""
+        for tag, strip in self.tag_rects():
+            if strip.contains(point):
+                return _TAG_TIPS[tag.kind]
+        model = self.model()
+        index = self.indexAt(point)
+        tl = model.timeline if isinstance(model, EventTableModel) else None
+        if not index.isValid() or tl is None or not isinstance(model, EventTableModel):
+            return ""
+        own = model.data(index, Qt.ItemDataRole.ToolTipRole) or ""
+        note = tl.server_note(model.ref_at(index.row()))
+        tip = f"{note}\n\nGuarded replay (memory-inspector):\n{own}" if note else own
+        if self.is_elided(index):
+            tip = f"{index.data(Qt.ItemDataRole.DisplayRole)}\n\n{tip}" if tip else str(index.data())
+        return tip
+
     def viewportEvent(self, event: QEvent) -> bool:
-        """Override: a row's tooltip also says what the memory server's next start does with it."""
+        """Override: tooltips from :meth:`tooltip_at`; columns refitted to a new width."""
+        if event.type() == QEvent.Type.Resize:
+            self.fit_columns()
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            model = self.model()
-            index = self.indexAt(event.pos())
-            tl = model.timeline if isinstance(model, EventTableModel) else None
-            if index.isValid() and tl is not None and isinstance(model, EventTableModel):
-                note = tl.server_note(model.ref_at(index.row()))
-                if note:
-                    own = model.data(index, Qt.ItemDataRole.ToolTipRole) or ""
-                    QToolTip.showText(event.globalPos(), f"{note}\n\nGuarded replay (memory-inspector):\n{own}", self)
-                    return True
+            tip = self.tooltip_at(event.pos())
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, self)
+            else:
+                QToolTip.hideText()
+            return True
         return super().viewportEvent(event)
 
     #: Shown in the empty timeline while no character is open (set by the window).
     empty_text = ""
 
     def paintEvent(self, event: Any) -> None:
-        """Override: paint the rows, the memory server's marks, then the sentinel marker over them;
-        with no character open, what to do instead."""
+        """Override: paint the rows, then the memory server's marks and the tag strips; with no
+        character open, what to do instead."""
         super().paintEvent(event)
         painter = QPainter(self.viewport())
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -287,20 +515,7 @@ class TimelineView(QTableView):
             painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
             box = self.viewport().rect().adjusted(24, 24, -24, -24)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, self.empty_text)
-        self._paint_server_marks(painter)
-        rect = self.sentinel_marker_rect()
-        if rect is None:
-            painter.end()
-            return
-        model = self.timeline_model()
-        color = self._marker_color()
-        painter.setPen(QPen(color, MARKER_PEN))
-        y = rect.center().y()
-        painter.drawLine(0, y, rect.width(), y)
-        counts = model.sentinel_label()
-        label = f"⚑ sentinel · guarded replay: {counts}" if counts else "⚑ sentinel"
-        w, h = self._tag_size(painter, label, 0.9, 14, 4)
-        self._draw_tag(painter, QRect(max(4, rect.width() - w - 12), max(0, y - h // 2), w, h), label, color)
+        self._paint_marks(painter)
         painter.end()
 
     def _marker_color(self) -> QColor:
@@ -308,6 +523,101 @@ class TimelineView(QTableView):
         color = QColor(self.palette().color(QPalette.ColorRole.Highlight))
         color.setAlpha(255)
         return color
+
+
+_TAG_TIPS = {
+    "sentinel": "The sentinel: events above this line are applied, the ones below are pending "
+    "(our guarded replay's count, memory-inspector).",
+    "server": "The memory server's next start stops at the event below (outlined): it applies nothing after it.",
+}
+
+
+# -- columns: the header menu and the layouts kept between runs ----------------------------------------
+
+
+def column_menu(view: QTableView, reset: Callable[[], None] | None = None) -> QMenu:
+    """The header's context menu: one checkable entry per column (shown or hidden), and "Reset
+    columns" when ``reset`` is given. The last shown column cannot be hidden."""
+    header = view.horizontalHeader()
+    model = view.model()
+    menu = QMenu(header)
+    shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
+    for visual in range(header.count()):
+        col = header.logicalIndex(visual)
+        title = model.headerData(col, Qt.Orientation.Horizontal) if model is not None else str(col)
+        action = menu.addAction(str(title))
+        action.setCheckable(True)
+        action.setChecked(not header.isSectionHidden(col))
+        action.setEnabled(shown != [col])
+        action.setData(col)
+        action.toggled.connect(lambda on, c=col: _show_column(view, c, on))
+    if reset is not None:
+        menu.addSeparator()
+        menu.addAction("Reset columns", reset)
+    menu.addSeparator()
+    hint = menu.addAction("Drag a column's edge to resize it, its title to move it")
+    hint.setEnabled(False)
+    return menu
+
+
+def _show_column(view: QTableView, col: int, on: bool) -> None:
+    header = view.horizontalHeader()
+    header.setSectionHidden(col, not on)
+    if on and header.sectionSize(col) < header.minimumSectionSize() * 2:
+        header.resizeSection(col, header.defaultSectionSize())
+
+
+def install_column_menu(view: QTableView, reset: Callable[[], None] | None = None) -> None:
+    """Right-clicking ``view``'s header offers :func:`column_menu`; its columns can be moved."""
+    header = view.horizontalHeader()
+    header.setSectionsMovable(True)
+    header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+    def popup(point: Any) -> None:
+        menu = column_menu(view, reset)
+        menu.aboutToHide.connect(menu.deleteLater)
+        menu.popup(header.mapToGlobal(point))
+
+    header.customContextMenuRequested.connect(popup)
+
+
+class HeaderLayouts:
+    """Keeps tables' header layouts (widths, order, hidden columns) in ``QSettings`` between runs.
+
+    The settings are the user's (in tests, a file under a temporary folder); never anything inside
+    an opened folder.
+
+    Args:
+        settings: where layouts are kept (``None``: nothing is kept).
+    """
+
+    def __init__(self, settings: QSettings | None) -> None:
+        self.settings = settings
+
+    @staticmethod
+    def _key(name: str) -> str:
+        return f"layout/v{LAYOUT_VERSION}/{name}"
+
+    def restore(self, name: str, header: QHeaderView) -> bool:
+        """Apply the layout saved as ``name``; ``False`` (the header unchanged) when there is none
+        or it does not fit this header."""
+        if self.settings is None:
+            return False
+        state = self.settings.value(self._key(name))
+        if state is None:
+            return False
+        count = header.count()
+        try:
+            ok = bool(header.restoreState(state))
+        except (TypeError, ValueError):
+            return False
+        return ok and header.count() == count
+
+    def save(self, name: str, header: QHeaderView) -> None:
+        if self.settings is None:
+            return
+        self.settings.setValue(self._key(name), header.saveState())
+        self.settings.sync()
 
 
 class SentinelBar(QFrame):
@@ -382,25 +692,74 @@ class SentinelBar(QFrame):
 
 class StateLegend(QWidget):
     """Colour chips naming each row state (our guarded replay's), drawn with the same colours as
-    the rows. The memory server's own marks are explained in its panel (:mod:`server_start`)."""
+    the rows. The memory server's own marks are explained in its panel (:mod:`server_start`).
+
+    A narrow window first drops the title (each chip's tooltip says whose state it is), then puts
+    the chips on two rows: the legend never sets the window's minimum width beyond three chips.
+    """
+
+    #: Chips per row when they do not fit on one.
+    NARROW_COLUMNS = 3
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(4, 2, 4, 2)
-        layout.setSpacing(6)
-        layout.addWidget(QLabel("Guarded replay:"))
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(4, 2, 4, 2)
+        self._grid.setHorizontalSpacing(6)
+        self._grid.setVerticalSpacing(2)
+        self.title = QLabel("Guarded replay:")
         self.chips: dict[str, QLabel] = {}
         for state in ("applied", "pending", "blocked", "orphaned", "suspect", "damaged"):
             chip = QLabel(STATE_LABELS[state])
             chip.setObjectName(f"legend-{state}")
             chip.setAutoFillBackground(True)
             chip.setContentsMargins(6, 1, 6, 1)
-            chip.setToolTip(_LEGEND_TIPS[state])
+            chip.setToolTip(f"Guarded replay (memory-inspector): {_LEGEND_TIPS[state]}")
             self.chips[state] = chip
-            layout.addWidget(chip)
-        layout.addStretch(1)
+        self._mode: tuple[int, bool] | None = None
+        self._arrange(len(self.chips), True)
         self.apply_palette(self.palette())
+
+    def _arrange(self, columns: int, title: bool) -> None:
+        if (columns, title) == self._mode:
+            return
+        self._mode = (columns, title)
+        while self._grid.count():
+            self._grid.takeAt(0)
+        self.title.setVisible(title)
+        offset = 1 if title else 0
+        if title:
+            self._grid.addWidget(self.title, 0, 0)
+        for i, chip in enumerate(self.chips.values()):
+            self._grid.addWidget(chip, i // columns, offset + i % columns)
+        for col in range(self._grid.columnCount()):
+            self._grid.setColumnStretch(col, 0)
+        self._grid.setColumnStretch(offset + columns, 1)
+
+    def _row_width(self, chips: list[QLabel], title: bool) -> int:
+        m = self._grid.contentsMargins()
+        gap = self._grid.horizontalSpacing()
+        widgets = [*([self.title] if title else []), *chips]
+        return m.left() + m.right() + sum(w.sizeHint().width() for w in widgets) + gap * (len(widgets) - 1)
+
+    def minimumSizeHint(self) -> Any:
+        """Override: the widest row of the narrow arrangement."""
+        chips = list(self.chips.values())
+        n = self.NARROW_COLUMNS
+        width = max(self._row_width(chips[i : i + n], False) for i in range(0, len(chips), n))
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Override: one row with the title when it fits, else one row of chips, else two rows."""
+        super().resizeEvent(event)
+        width = event.size().width()
+        chips = list(self.chips.values())
+        if self._row_width(chips, True) <= width:
+            self._arrange(len(chips), True)
+        elif self._row_width(chips, False) <= width:
+            self._arrange(len(chips), False)
+        else:
+            self._arrange(self.NARROW_COLUMNS, False)
 
     def apply_palette(self, palette: QPalette) -> None:
         for state, chip in self.chips.items():

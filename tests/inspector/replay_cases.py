@@ -311,3 +311,10 @@ def make_old(cd: Path, seconds: float = 3600) -> None:
             p = Path(dirpath) / name
             st = p.stat()
             os.utime(p, (st.st_atime - seconds, st.st_mtime - seconds))
+
+
+def unapplied(cd: Path) -> list[Any]:
+    """The events a plan of ``cd`` lists as not applied yet (the "up to event" choices)."""
+    from inspector.core import replay as gr
+
+    return gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied

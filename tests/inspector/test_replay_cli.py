@@ -23,6 +23,7 @@ from tests.inspector.replay_cases import (
     FOLDER_CASES,
     build_case,
     hash_tree,
+    unapplied,
 )
 
 pytestmark = pytest.mark.usefixtures("replay_env")
@@ -116,7 +117,7 @@ def test_nothing_pending_exits_0(root, backups, capsys):
 
 def test_until(root, backups):
     cd = build_case(root, "pending_tail")
-    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
+    pending = unapplied(cd)
     assert replay(root, backups, "--yes", "--until", pending[0].event_id) == 0
     assert read_sentinel(cd).event_id == pending[0].event_id
 

@@ -64,10 +64,7 @@ class _Both:
 
     def gui(self, request: ReplayRequest | RestoreRequest, answers) -> tuple[object, HeadlessPrompter]:
         prompter = HeadlessPrompter(answers)
-        if isinstance(request, ReplayRequest):
-            target = (str(request.path), request.character)
-        else:
-            target = None
+        target = (str(request.path), request.character) if isinstance(request, ReplayRequest) else None
         c = ReplayController(
             self.window,
             lambda: target,

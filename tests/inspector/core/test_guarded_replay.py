@@ -34,6 +34,7 @@ from tests.inspector.replay_cases import (
     build_case,
     hash_tree,
     make_old,
+    unapplied,
 )
 
 pytestmark = pytest.mark.usefixtures("replay_env")
@@ -366,13 +367,13 @@ def test_every_block_reason_has_words_and_actions(reason):
 
 def test_until_scope_stops_at_the_chosen_event(root, backups):
     cd = build_case(root, "pending_tail")
-    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
+    pending = unapplied(cd)
     until = pending[1].event_id
     run = gr.run_guarded_replay(_request(root, backups, scope=Scope("until", until)), HeadlessPrompter(True))
     assert run.status == "applied"
     assert run.outcome.applied == [pending[0].event_id, until]
     assert _sentinel(cd) == until
-    assert [e.event_id for e in gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied] == [e.event_id for e in pending[2:]]
+    assert [e.event_id for e in unapplied(cd)] == [e.event_id for e in pending[2:]]
 
 
 def test_until_must_name_a_pending_event(root, backups):
@@ -438,7 +439,7 @@ def test_progress_is_reported_per_event(root, backups):
 
 def test_cancel_between_events_leaves_a_consistent_folder(root, backups):
     cd = build_case(root, "pending_tail")
-    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
+    pending = unapplied(cd)
     calls = []
 
     def should_continue():

@@ -24,7 +24,7 @@ from journal.log import EventLog
 from journal.reader import read_journal
 from journal.shards import REFLECTION_ARCHIVE, load_shard
 from journal.views import read_sentinel
-from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree
+from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree, unapplied
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("replay_env")]
 
@@ -128,7 +128,7 @@ def _run(qtbot, controller, action=None, timeout=30_000):
 def _plan(root, case="pending_tail", scope=None):
     cd = build_case(root, case)
     target = gr.resolve_target(root, CHARACTER)
-    return gr.make_plan(target, scope), gr.preflight(target), gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
+    return gr.make_plan(target, scope), gr.preflight(target), unapplied(cd)
 
 
 def test_dialog_shows_events_diff_and_returns_plain_choices(qtbot, root):
@@ -302,7 +302,7 @@ def test_gui_plan_leaves_every_file_byte_identical(qtbot, root, backups, make_co
 
 def test_cancel_from_the_progress_dialog(qtbot, root, make_controller, spy):
     cd = build_case(root, "pending_tail")
-    pending = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
+    pending = unapplied(cd)
     armed, entered, gate = threading.Event(), threading.Event(), threading.Event()
     registry = default_registry()
     original = registry.get("reflection.evidence_updated")
@@ -491,7 +491,7 @@ def test_a_park_plan_says_what_is_parked_and_recorded(qtbot, root):
     held = gr.make_plan(target).block
     assert held is not None
     plan = gr.make_plan(target, Scope("park", park=held.event_id))
-    dialog = ReplayDialog(plan, gr.preflight(target), gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied)
+    dialog = ReplayDialog(plan, gr.preflight(target), unapplied(cd))
     qtbot.addWidget(dialog)
     assert dialog.scope_park.isChecked() and dialog.park_combo.currentData() == held.event_id
     text = dialog.summary_label.text()

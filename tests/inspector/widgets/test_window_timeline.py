@@ -49,7 +49,10 @@ def test_sentinel_marker_is_drawn_under_its_row(qtbot, loaded):
     view.clearSelection()
     rect = view.sentinel_marker_rect()
     assert rect is not None
-    assert abs(rect.center().y() - (view.rowViewportPosition(pos) + view.rowHeight(pos))) <= 2
+    # between the sentinel row's cells and the next row's, in a strip of the sentinel row's own
+    assert view.cell_rect(model.index(pos, 0)).bottom() < rect.top()
+    assert rect.bottom() < view.cell_rect(model.index(pos + 1, 0)).top()
+    assert view.rowViewportPosition(pos) + view.rowHeight(pos) == view.rowViewportPosition(pos + 1)
     image = view.viewport().grab().toImage()
     ratio = view.viewport().devicePixelRatio()
     marker = image.pixelColor(int(5 * ratio), int(rect.center().y() * ratio))
@@ -69,7 +72,7 @@ def test_rows_are_coloured_by_state_on_screen(qtbot, loaded):
     x = int((view.columnViewportPosition(COL_TYPE) + 40) * ratio)
 
     def painted(row):
-        y = int((view.rowViewportPosition(row) + 3) * ratio)
+        y = int((view.cell_rect(model.index(row, COL_TYPE)).top() + 3) * ratio)
         return image.pixelColor(x, y).name()
 
     colours = model.state_colors()
