@@ -339,7 +339,7 @@ def window_run(root: Path, appends: int, extras: bool, args: argparse.Namespace,
         thread_diagnose = functools.partial(diagnose_character, root=str(root), name=CHARACTER)
         notices: list[str] = []
         session.notice.connect(notices.append)
-        rediagnose = functools.partial(session._start_rediagnosis, CHARACTER)
+        rediagnose = functools.partial(session.rediagnosis.start, CHARACTER)
         gap_runs: dict[str, list[dict[str, Any]]] = {"idle": [frames(None)], "child": [], "thread": []}
         for _ in range(args.rediag_rounds):
             session._diagnose_character = None  # the session's default: its child process

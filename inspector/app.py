@@ -5,22 +5,29 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, QMessageLogContext, QTimer, QtMsgType, qInstallMessageHandler
+from PySide6.QtCore import QEventLoop, QMessageLogContext, QSettings, QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 import resources
+from inspector.controllers.context import AppContext, replay_target
+from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
+from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
+from inspector.core.live import ObserverFactory
+from inspector.core.loader import Diagnose
 from inspector.core.prompter import HeadlessPrompter, Prompter
 from inspector.core.recent import RecentLocations, default_config_dir
 from inspector.platform_check import warn_missing_xcb_libraries
 from inspector.widgets import refcount_guard
 from inspector.widgets.dialogs import DialogPrompter
 from inspector.widgets.main_window import MainWindow
+from journal.diagnosis import CharacterDiagnosis
 
 #: How long ``--screenshot`` waits for the folder to load (seconds).
 SCREENSHOT_TIMEOUT = 300
@@ -32,7 +39,6 @@ def make_application() -> QApplication:
     if app is None:
         app = QApplication([sys.argv[0] if sys.argv else "memory-inspector"])
     assert isinstance(app, QApplication)
-    refcount_guard.install()
     app.setApplicationName("Memory Inspector")
     app.setOrganizationName("memory-inspector")
     app.setStyle("Fusion")
@@ -68,57 +74,62 @@ def dark_palette() -> QPalette:
     return p
 
 
-def build_window(
+def build_context(
     *,
     prompter: Prompter | None = None,
     config_dir: str | os.PathLike[str] | None = None,
-    observer_factory: Any = None,
+    observer_factory: ObserverFactory = None,
     watch: bool = True,
-    diagnose: Any = None,
-    diagnose_character: Any = None,
+    diagnose: Diagnose | None = None,
+    diagnose_character: Callable[[str], CharacterDiagnosis] | None = None,
     replay: bool = True,
-) -> MainWindow:
-    """Build the session and the window around it (the application must exist).
+) -> AppContext:
+    """Build every long-lived non-widget object once, wired together (the application must exist).
 
     Args:
         prompter: questions to the user (default: real dialogs).
-        config_dir: where recent locations are kept (default: the user's config folder).
-        observer_factory: the watchdog observer to use (default: watchdog's own).
+        config_dir: where recent locations and the window's layout are kept (default: the user's
+            config folder).
+        observer_factory: builds the watchdog observer (default: watchdog's own).
         watch: watch opened folders for live changes.
         diagnose, diagnose_character: replace the diagnosis (tests).
-        replay: add guarded replay and restore to the Tools menu.
+        replay: offer guarded replay and restore (Tools menu).
     """
-    refcount_guard.install()
+    refcount_guard.install()  # the one call: every window is built through here
+    config = Path(config_dir) if config_dir is not None else default_config_dir()
     dispatcher = GuiDispatcher()
-    kwargs: dict[str, Any] = {}
-    if observer_factory is not None:
-        kwargs["observer_factory"] = observer_factory
     session = SessionController(
-        dispatcher, diagnose=diagnose, diagnose_character=diagnose_character, watch=watch, **kwargs
+        dispatcher,
+        diagnose=diagnose,
+        diagnose_character=diagnose_character,
+        observer_factory=observer_factory,
+        watch=watch,
     )
-    recent = RecentLocations(config_dir if config_dir is not None else default_config_dir())
-    window = MainWindow(session, prompter or DialogPrompter(), recent)
-    dispatcher.setParent(window)
-    session.setParent(window)
-    window.session.timeline_model.set_palette(window.palette())
+    the_prompter: Prompter = prompter if prompter is not None else DialogPrompter()
+    controller: ReplayController | None = None
     if replay:
-        attach_replay(window)
-    return window
-
-
-def attach_replay(window: MainWindow) -> Any:
-    """Add guarded replay and restore (Tools menu) to the window and keep it in step with them."""
-    from inspector.controllers.replay import install_replay_actions
-
-    controller = install_replay_actions(
-        window, window.tools_menu, current_target=window.replay_target, prompter=window.prompter
+        controller = ReplayController(
+            session, lambda: replay_target(session), prompter=the_prompter, dispatcher=dispatcher
+        )
+        controller.folder_changed.connect(lambda _path: session.reload("The folder was replayed: reloaded."))
+        controller.open_requested.connect(session.open_path)
+    return AppContext(
+        dispatcher=dispatcher,
+        session=session,
+        detail_source=DetailSource(session, session),
+        replay=controller,
+        prompter=the_prompter,
+        recent=RecentLocations(config),
+        settings=QSettings(str(config / "layout.ini"), QSettings.Format.IniFormat),
     )
-    session = window.session
-    controller.folder_changed.connect(lambda _path: session.reload("The folder was replayed: reloaded."))
-    controller.open_requested.connect(session.open_path)
-    window.closing.connect(controller.shutdown)
-    window.replay_controller = controller  # type: ignore[attr-defined]
-    return controller
+
+
+def build_window(**kwargs: Any) -> MainWindow:
+    """The window around a fresh :func:`build_context` (same arguments)."""
+    context = build_context(**kwargs)
+    window = MainWindow(context)
+    context.session.timeline_model.set_palette(window.palette())
+    return window
 
 
 def wait_loaded(window: MainWindow, timeout: float) -> str | None:

@@ -127,3 +127,29 @@ def test_one_composition_root_builds_the_context():
     # install_replay_actions builds a controller by definition: its own module may call the class.
     offenders = [o for o in offenders if o != (Path("inspector/controllers/replay.py"), "ReplayController")]
     assert offenders == []
+
+
+def test_the_refcount_guard_is_installed_in_one_place():
+    """``refcount_guard.install()`` runs once, in the composition root (issue 15 item 4)."""
+    calls = []
+    for path in _modules(INSPECTOR):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "install"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "refcount_guard"
+            ):
+                calls.append(path.relative_to(ROOT))
+    assert calls == [Path("inspector/app.py")]
+
+
+def test_the_window_is_built_from_the_context_alone():
+    """Nothing is attached to the window after the fact (issue 15 item 4)."""
+    app = (INSPECTOR / "app.py").read_text(encoding="utf-8")
+    assert "type: ignore" not in app and "window.replay_controller" not in app and ".parent = " not in app
+    init = ast.parse((INSPECTOR / "widgets" / "main_window.py").read_text(encoding="utf-8"))
+    (cls,) = [n for n in init.body if isinstance(n, ast.ClassDef) and n.name == "MainWindow"]
+    (ctor,) = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+    assert [a.arg for a in ctor.args.args] == ["self", "context"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 
+from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
@@ -21,6 +22,7 @@ class AppContext:
     Attributes:
         dispatcher: delivers worker results on the GUI thread (shared by every controller).
         session: what is open, the models, the live watcher, the re-diagnosis.
+        detail_source: what the detail pane shows for a row (records, views, provenance, previews).
         replay: guarded replay and restore (``None``: the window offers neither).
         prompter: every question to the person (dialogs; headless in tests and screenshots).
         recent: the recent locations.
@@ -29,6 +31,7 @@ class AppContext:
 
     dispatcher: GuiDispatcher
     session: SessionController
+    detail_source: DetailSource
     replay: ReplayController | None
     prompter: Prompter
     recent: RecentLocations

@@ -21,7 +21,7 @@ from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.rediagnosis import RediagnosisScheduler, RediagnosisWork
 from inspector.core.filtering import FEW_ROWS, FilterError, TimelineFilter, accepts_live, apply_filter
 from inspector.core.jobs import BackgroundJob, CancelToken
-from inspector.core.live import FolderWatcher, LiveFolder, LiveUpdate, WatchStatus
+from inspector.core.live import FolderWatcher, LiveFolder, LiveUpdate, ObserverFactory, WatchStatus
 from inspector.core.loader import Diagnose, LoadedFolder, LoadProgress, Preview, load_location
 from inspector.core.location import Location, LocationError, open_sample, resolve_location
 from inspector.core.payloads import RecordReader, SummaryCache
@@ -38,8 +38,6 @@ from journal.events import JOURNAL_NAME, SENTINEL_NAME
 #: Field-only filters over at most this many rows run on the GUI thread (they take milliseconds).
 INLINE_FILTER_ROWS = 200_000
 
-_DEFAULT = object()
-
 
 def _default_diagnose(path: str, *, progress: Callable[[int, int], None] | None = None) -> Diagnosis:
     from journal.diagnosis import diagnose_path
@@ -55,7 +53,8 @@ class SessionController(QObject):
         diagnose: ``PATH -> Diagnosis`` (default: :func:`journal.diagnosis.diagnose_path`).
         diagnose_character: ``char_dir -> CharacterDiagnosis`` for re-diagnosis after live changes
             (default: :func:`journal.diagnosis.diagnose_character` in a child process).
-        observer_factory: builds the watchdog observer (``None``: always poll; default: watchdog's).
+        observer_factory: builds the watchdog observer (default ``None``: watchdog's own;
+            :func:`~inspector.core.live.no_observer` polls).
         watch: whether to watch opened folders at all.
 
     Attributes:
@@ -104,7 +103,7 @@ class SessionController(QObject):
         *,
         diagnose: Diagnose | None = None,
         diagnose_character: Callable[[str], CharacterDiagnosis] | None = None,
-        observer_factory: Any = _DEFAULT,
+        observer_factory: ObserverFactory = None,
         watch: bool = True,
         parent: QObject | None = None,
     ) -> None:
@@ -518,15 +517,11 @@ class SessionController(QObject):
             if updates:
                 post(lambda: self._apply_live(gen, updates))
 
-        factory = self._observer_factory
-        kwargs: dict[str, Any] = {}
-        if factory is not _DEFAULT:
-            kwargs["observer_factory"] = factory if factory is not None else _no_observer
         watcher = FolderWatcher(
             folder.location.path,
             on_batch,
             on_status=lambda s: post(lambda: self._on_watch_status(gen, s)),
-            **kwargs,
+            observer_factory=self._observer_factory,
         )
         self._watcher = watcher
         status = watcher.start()
@@ -670,7 +665,3 @@ class SessionController(QObject):
             self.folder.close()
         if self.location is not None:
             self.location.discard()
-
-
-def _no_observer() -> Any:
-    raise OSError("filesystem notifications are disabled")

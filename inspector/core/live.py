@@ -95,6 +95,23 @@ def _snapshot(root: Path, depth: int = 3) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+#: Builds a started-to-be watchdog observer (``schedule``/``start``/``stop``/``join``); raising
+#: makes the watcher poll instead. ``None`` means watchdog's own.
+ObserverFactory = Callable[[], Any] | None
+
+
+def watchdog_observer() -> Any:
+    """Watchdog's observer for this platform (inotify, FSEvents, ...)."""
+    from watchdog.observers import Observer
+
+    return Observer()
+
+
+def no_observer() -> Any:
+    """An observer factory that always fails, so the watcher polls (notifications disabled)."""
+    raise OSError("filesystem notifications are disabled")
+
+
 class FolderWatcher:
     """Watches a folder recursively and calls ``on_batch(paths)`` with debounced batches.
 
@@ -119,7 +136,7 @@ class FolderWatcher:
         debounce: float = 0.03,
         max_delay: float = 0.15,
         poll_interval: float = 0.5,
-        observer_factory: Callable[[], Any] | None = None,
+        observer_factory: ObserverFactory = None,
     ) -> None:
         self.root = Path(root)
         self._on_batch = on_batch
@@ -127,11 +144,7 @@ class FolderWatcher:
         self.debounce = debounce
         self.max_delay = max_delay
         self.poll_interval = poll_interval
-        if observer_factory is None:
-            from watchdog.observers import Observer
-
-            observer_factory = Observer
-        self._observer_factory = observer_factory
+        self._observer_factory = observer_factory if observer_factory is not None else watchdog_observer
         self._observer: Any = None
         self._cond = threading.Condition()
         self._pending: set[str] = set()

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from inspector.core.redaction import redact_tree
 from inspector.core.timeline import DAMAGED, DEFECT_TEXT, REASON_TEXT, Row
 from inspector.core.views import LoadedFile, TreePath, entry_at, search_tree
+from inspector.core.vocabulary import EventInfo
 from inspector.models.colors import STATE_LABELS
 from inspector.models.json_tree_model import PATH_ROLE, JsonTreeModel
 from inspector.models.tables import ROW_ROLE, FindingTableModel, OutboxTableModel
@@ -41,7 +42,6 @@ from inspector.models.timeline_model import (
     EventTableModel,
 )
 from inspector.widgets import icons
-from journal.diagnosis import EventInfo
 
 
 def _mono() -> QFont:

@@ -20,16 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.controllers.detail_source import DetailSource
-from inspector.controllers.session import SessionController
+from inspector.controllers.context import AppContext
 from inspector.core.filtering import TimelineFilter
 from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
-from inspector.core.prompter import Prompter
-from inspector.core.recent import RecentLocations
 from inspector.core.replay.flow import default_backup_root
 from inspector.core.replay_preview import ReplayPreview, diff_as_tree
 from inspector.core.timeline import Row, SentinelState
+from inspector.core.vocabulary import JOURNAL_NAME, OUTBOX_NAME, EventInfo, Finding
 from inspector.widgets import icons
 from inspector.widgets.characters import CharacterList
 from inspector.widgets.detail import DetailTabs
@@ -44,9 +42,6 @@ from inspector.widgets.timeline_view import (
     install_column_menu,
 )
 from inspector.widgets.window_actions import build_actions
-from journal.diagnosis import EventInfo, Finding
-from journal.events import JOURNAL_NAME
-from journal.outbox import OUTBOX_NAME
 
 APP_TITLE = "Memory Inspector"
 
@@ -91,19 +86,14 @@ class MainWindow(QMainWindow):
 
     closing = Signal()
 
-    def __init__(
-        self,
-        session: SessionController,
-        prompter: Prompter,
-        recent: RecentLocations | None = None,
-        settings: QSettings | None = None,
-    ) -> None:
+    def __init__(self, context: AppContext) -> None:
         super().__init__()
-        self.session = session
-        #: The detail pane's data source (built here from the session until the composition root does it).
-        self.source = DetailSource(session, self)
-        self.prompter = prompter
-        self.recent = recent
+        self.context = context
+        self.session = context.session
+        self.source = context.detail_source
+        self.prompter = context.prompter
+        self.recent = context.recent
+        session = self.session
         self.setWindowTitle(APP_TITLE)
         self.setWindowIcon(icons.icon(icons.APP))
         self.setAcceptDrops(True)
@@ -145,8 +135,11 @@ class MainWindow(QMainWindow):
 
         self._build_status_bar()
         self._build_actions()
+        if context.replay is not None:
+            self.tools_menu.addAction(context.replay.replay_action)
+            self.tools_menu.addAction(context.replay.restore_action)
         self._connect()
-        self._restore_layouts(settings)
+        self._restore_layouts(context.settings)
         self._pending_reselect: int | None = None
         self._update_enabled()
 
@@ -198,10 +191,8 @@ class MainWindow(QMainWindow):
     def _layout_tables(self) -> dict[str, QTableView]:
         return {"timeline": self.timeline, "findings": self.detail.findings.table}
 
-    def _restore_layouts(self, settings: QSettings | None) -> None:
+    def _restore_layouts(self, settings: QSettings) -> None:
         """Column menus on the tables, and their layouts as the user left them last time."""
-        if settings is None and self.recent is not None:
-            settings = QSettings(str(self.recent.file.parent / "layout.ini"), QSettings.Format.IniFormat)
         self.layouts = HeaderLayouts(settings)
         install_column_menu(self.timeline, self.timeline.reset_columns)
         install_column_menu(self.detail.findings.table, self.detail.findings.reset_columns)
@@ -766,18 +757,13 @@ class MainWindow(QMainWindow):
         title = " — ".join(parts)
         self.setWindowTitle(f"{title} (redacted)" if self.redact_action.isChecked() else title)
 
-    def replay_target(self) -> tuple[str, str | None] | None:
-        """What guarded replay acts on: ``(PATH, character)`` of what is open, or ``None``."""
-        folder = self.session.folder
-        if folder is None:
-            return None
-        return str(folder.location.path), self.session.current
-
     # -- closing --------------------------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Override: stop watching and join background work before the window goes."""
         self.closing.emit()
+        if self.context.replay is not None:
+            self.context.replay.shutdown()
         for name, table in self._layout_tables().items():
             self.layouts.save(name, table.horizontalHeader())
         self.session.close()

@@ -22,10 +22,9 @@ from PySide6.QtGui import QGuiApplication, QPalette, QResizeEvent, QTextOption
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from inspector.core.timeline import CharacterTimeline
+from inspector.core.vocabulary import EntryChange, Finding, ServerStart, is_server_start_finding, is_shown
 from inspector.models.colors import accent_color, blend, state_color
 from inspector.widgets import icons
-from journal.diagnosis import Finding
-from journal.diagnosis.values import EntryChange, ServerStart, is_server_start_finding, is_shown
 
 #: The panel's title: the actor, and why it comes first.
 TITLE = "Memory server's next start"

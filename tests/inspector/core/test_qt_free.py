@@ -17,7 +17,9 @@ CORE_MODULES = (
     "redaction",
     "replay_preview",
     "timeline",
+    "text",
     "views",
+    "vocabulary",
 )
 
 

@@ -36,3 +36,17 @@ def test_about_says_the_versions_and_where_files_live(qtbot, inspector_window, t
     assert f"memory-inspector {__version__}" in text and f"PySide6 {PySide6.__version__}" in text
     assert str(tmp_path / "config") in text  # the window's config folder
     assert "Backups of guarded replay and restore:" in text and "Window tour:" in text
+
+
+def test_the_go_to_event_box_fits_a_whole_event_id(qtbot):
+    """The box was too short for a UUID (issue 16 item 4)."""
+    from PySide6.QtWidgets import QLineEdit
+
+    from inspector.widgets.dialogs import GoToEventDialog
+
+    dialog = GoToEventDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    (edit,) = dialog.findChildren(QLineEdit)
+    uuid = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    assert edit.width() >= edit.fontMetrics().horizontalAdvance(uuid)

@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
+from inspector.controllers.context import replay_target
 from inspector.core import location as location_mod
 from journal.diagnosis import diagnose_path
 from tests.inspector.widgets.folders_for_gui import two_characters
@@ -143,7 +144,7 @@ def test_file_menu_open_folder_and_recent_locations(qtbot, inspector_window, tmp
     assert window.open_folder_action.shortcut().toString() == "Ctrl+O"
     open_and_wait(qtbot, window, b)
     assert [act.text() for act in window.recent_menu.actions()] == [str(b), str(a)]
-    assert window.replay_target() == (str(b), "alice")  # what Tools ▸ Replay… acts on
+    assert replay_target(window.session) == (str(b), "alice")  # what Tools ▸ Replay… acts on
     assert [act.text() for act in window.tools_menu.actions()] == ["Replay…", "Restore backup…"]
     with qtbot.waitSignal(window.session.loaded, timeout=WAIT_MS):
         window.recent_menu.actions()[1].trigger()

@@ -1,0 +1,25 @@
+"""The journal's words the window speaks: the value types and file names its widgets render.
+
+Widgets import these from here, never from ``journal`` itself (``tests/test_structure.py``): the
+window's layers import downward through ``core``, and this is the one list of what crosses.
+Nothing is defined here; each name keeps its one home in ``journal``.
+"""
+
+from __future__ import annotations
+
+from journal.diagnosis import EventInfo, Finding, OutboxOp
+from journal.diagnosis.values import EntryChange, ServerStart, is_server_start_finding, is_shown
+from journal.events import JOURNAL_NAME
+from journal.outbox import OUTBOX_NAME
+
+__all__ = [
+    "JOURNAL_NAME",
+    "OUTBOX_NAME",
+    "EntryChange",
+    "EventInfo",
+    "Finding",
+    "OutboxOp",
+    "ServerStart",
+    "is_server_start_finding",
+    "is_shown",
+]
