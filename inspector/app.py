@@ -204,7 +204,7 @@ def _without_platform_noise(mode: QtMsgType, context: QMessageLogContext, messag
     print(message, file=sys.stderr)
 
 
-def run_gui(path: str | None, *, redact: bool, screenshot: str | None) -> int:
+def run_gui(path: str | None, *, redact: bool, screenshot: str | None, size: tuple[int, int] | None = None) -> int:
     """Open the window on ``path`` (the bundled sample when ``None``); ``screenshot`` renders and exits."""
     qInstallMessageHandler(_without_platform_noise)
     warn_missing_xcb_libraries()  # Qt's own abort would not say which package is missing
@@ -213,6 +213,8 @@ def run_gui(path: str | None, *, redact: bool, screenshot: str | None) -> int:
     if screenshot:
         prompter = HeadlessPrompter()
     window = build_window(prompter=prompter)
+    if size is not None:
+        window.resize(*size)
     if redact:
         window.set_redact(True)
     opened = window.session.open_path(path) if path else window.session.open_sample()

@@ -765,6 +765,9 @@ class MainWindow(QMainWindow):
         if self.context.replay is not None:
             self.context.replay.shutdown()
         for name, table in self._layout_tables().items():
-            self.layouts.save(name, table.horizontalHeader())
+            if table is self.timeline and self.timeline.auto_fit:
+                self.layouts.forget(name)  # not laid out by the user: fit to the next window again
+            else:
+                self.layouts.save(name, table.horizontalHeader())
         self.session.close()
         super().closeEvent(event)

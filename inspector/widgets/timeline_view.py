@@ -619,6 +619,13 @@ class HeaderLayouts:
         self.settings.setValue(self._key(name), header.saveState())
         self.settings.sync()
 
+    def forget(self, name: str) -> None:
+        """Drop the layout saved as ``name`` (the table lays itself out again next time)."""
+        if self.settings is None:
+            return
+        self.settings.remove(self._key(name))
+        self.settings.sync()
+
 
 class SentinelBar(QFrame):
     """Above the timeline, under the memory server's panel: what *our guarded replay* makes of the

@@ -218,6 +218,21 @@ def test_header_layouts_are_kept_in_the_users_settings_between_runs(qtbot, make_
     assert not second.timeline.auto_fit
 
 
+def test_columns_the_user_never_laid_out_fit_the_next_window_again(qtbot, make_inspector_window, tmp_path):  # noqa: F811
+    """A run that only looked (a big window, or ``--screenshot``) must not pin its fitted widths on the
+    next, smaller window: State was cut at 900 px after a 1440 px run."""
+    root = two_characters(tmp_path / "memory")
+    big = _shown(qtbot, make_inspector_window())
+    big.resize(1440, 880)
+    open_and_wait(qtbot, big, root)
+    assert big.timeline.auto_fit
+    big.close()
+    small = make_inspector_window()
+    assert small.timeline.auto_fit  # nothing restored: it fits itself to this window
+    settings = QSettings(str(tmp_path / "config" / "layout.ini"), QSettings.Format.IniFormat)
+    assert settings.value("layout/v1/timeline") is None
+
+
 def test_a_layout_from_elsewhere_is_ignored(qtbot, inspector_window, tmp_path):  # noqa: F811
     settings = QSettings(str(tmp_path / "other.ini"), QSettings.Format.IniFormat)
     layouts = HeaderLayouts(settings)
