@@ -92,6 +92,7 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     try:
         c.names = set(os.listdir(c.dir))
     except OSError as exc:
+        c.diag.journal.unreadable = f"cannot read {c.journal_path}: {exc.strerror or exc}"
         c.findings.add(
             "journal.absent",
             "error",
@@ -121,6 +122,7 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
 def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:
     probe = probe_path(c.journal_path, c.root_real)
     if probe.kind == "refused":
+        c.diag.journal.unreadable = f"{c.journal_path} is {probe.reason}"
         c.findings.add("input.refused", "warning", f"{JOURNAL_NAME} is {probe.reason}", file=JOURNAL_NAME)
         return
     if probe.kind == "missing":
@@ -131,6 +133,7 @@ def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:
             raise IsADirectoryError(21, "Is a directory" if probe.kind == "dir" else probe.reason)
         scan = scan_journal(c.journal_path, report)
     except OSError as exc:
+        c.diag.journal.unreadable = f"cannot read {c.journal_path}: {exc.strerror or exc}"
         c.findings.add(
             "journal.absent",
             "error",

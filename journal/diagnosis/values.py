@@ -119,10 +119,18 @@ def is_server_start_finding(finding: Finding) -> bool:
 
 @dataclass(slots=True)
 class JournalStats:
+    """The journal as read: whether it is there, its size, and why it could not be read.
+
+    Attributes:
+        unreadable: ``None``, or why the file is there but was not read (a FIFO, a link leading
+            out, no permission): nothing about its events is known then.
+    """
+
     present: bool = False
     lines: int = 0
     events: int = 0
     bytes: int = 0
+    unreadable: str | None = None
 
 
 #: The launcher-lock probe's value (:class:`journal.runtime.LauncherLock`; ``lock_path`` is its path).

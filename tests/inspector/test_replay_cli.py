@@ -387,3 +387,19 @@ def test_terminal_text_counts_in_words_and_names_no_window_tab(root, backups, ca
     out = capsys.readouterr().out
     assert not re.search(r"(?<![\d,])1 (defects|warnings|errors|characters)\b", out)
     assert "Dry run: dry run" not in out and "Event tab" not in out and "its panel" not in out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_journal_that_cannot_be_read_is_bad_input_and_nothing_is_written(root, backups, tmp_path, capsys, kind):
+    """The plan reads the journal through the diagnosis; a journal it cannot read (never opened, so
+    a FIFO cannot block) refuses the plan: one line, exit 2, no backup."""
+    cd = build_case(root, "pending_tail")
+    (cd / "events.ndjson").unlink()
+    _unreadable(cd, "events.ndjson", kind, tmp_path)
+    before = hash_tree(cd) if kind != "fifo" else None
+    assert replay(root, backups, "--yes") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "events.ndjson" in err
+    assert not backups.exists()
+    if before is not None:
+        assert hash_tree(cd) == before

@@ -16,22 +16,20 @@ from typing import Any
 from inspector.core.replay.backup import Backup, check_backup_root, create_backup
 from inspector.core.replay.errors import BackupError, BadInputError
 from inspector.core.replay.fingerprints import fingerprint_changes, fingerprint_folder
-from inspector.core.replay.plan import BlockExplanation, Plan, explain_block, find_orphaned_archive_events
+from inspector.core.replay.plan import BlockExplanation, Plan, explain_block
 from inspector.core.replay.preflight import Preflight, check_launcher_lock
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from journal import fs
-from journal.appliedset import APPLIED_SET_NAME, applied_beyond, applied_set_valid, read_applied_set
+from journal.appliedset import APPLIED_SET_NAME, applied_set_valid, read_applied_set
 from journal.diagnosis import diagnose_character
 from journal.dryrun import replay_files, sentinel_id
 from journal.errors import ViewCorruptError
-from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.events import SENTINEL_NAME
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
-from journal.park import ParkRecord, read_parked, record_park
-from journal.reader import read_journal
+from journal.park import ParkRecord, record_park
 from journal.reconcile import Reconciler
 from journal.replayreport import ReplayReport
-from journal.sentinel import locate_sentinel
 from journal.views import read_sentinel
 
 
@@ -108,29 +106,31 @@ class FolderState:
 
 
 def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
-    """Re-read the folder once more after a run: the journal and one diagnosis give the sentinel
-    position, the pending events, the orphaned archive events and the counts."""
+    """Look at the folder once more after a run, through one diagnosis (one parse of the journal):
+    the sentinel's position, the events not applied yet (pending and blocked), those applied past
+    the sentinel and the parked ones, by the diagnosis's own states, and the orphaned archive
+    events."""
     cd = Path(char_dir)
-    events = read_journal(cd / JOURNAL_NAME).events
-    sentinel = read_sentinel(cd)
-    at = locate_sentinel(sentinel, {ev.event_id: i for i, ev in enumerate(events)}.get)
-    done = applied_beyond(read_applied_set(cd, sentinel), sentinel.event_id)
-    parked = read_parked(cd).ids
-    tail = [ev.event_id for ev in events[at.replay_start :]]
-    beyond = sum(1 for e in tail if e in done)
-    pending = sum(1 for e in tail if e not in done and e not in parked)
-    in_journal = sum(1 for ev in events if ev.event_id in parked)
     try:
-        diagnosis = diagnose_character(cd)
+        d = diagnose_character(cd)
     except Exception as exc:  # the fresh look must never turn a finished replay into a failure
-        orphans = None
-        summary: dict[str, Any] | None = {"error": f"{type(exc).__name__}: {exc}"}
-    else:
-        orphans = len(find_orphaned_archive_events(cd, events, diagnosis))
-        data = diagnosis.to_json()
-        summary = {"counts": data.get("counts"), "blocked": data.get("blocked")}
+        return FolderState("unknown", None, None, 0, 0, None, {"error": f"{type(exc).__name__}: {exc}"})
+    start = d.sentinel.replay_start
+    states = [(ev.index, ev.state, ev.reason) for ev in d.events]
+    pending = sum(1 for _i, state, _r in states if state in ("pending", "blocked"))
+    parked = sum(1 for _i, state, reason in states if state == "applied" and reason == "parked")
+    beyond = sum(1 for i, state, reason in states if i >= start and state == "applied" and reason != "parked")
+    data = d.to_json()
     return FolderState(
-        at.state, sentinel.event_id, at.index, len(events), pending, orphans, summary, beyond, in_journal
+        d.sentinel.state,
+        d.sentinel.event_id,
+        d.sentinel.index,
+        len(d.events),
+        pending,
+        len(d.archive_orphans),
+        {"counts": data.get("counts"), "blocked": data.get("blocked")},
+        beyond,
+        parked,
     )
 
 

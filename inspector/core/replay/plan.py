@@ -5,6 +5,7 @@ per-file diff and the fingerprints the plan saw. The real folder is only read.""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,14 +17,12 @@ from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
 from journal.appliedset import applied_beyond, read_applied_set
-from journal.diagnosis import CharacterDiagnosis, diagnose_character
+from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
-from journal.events import JOURNAL_NAME, Event
+from journal.events import Event
 from journal.handlers import HandlerRegistry, entry_ref
 from journal.park import read_parked
-from journal.reader import read_journal
 from journal.replayreport import ReplayReport, ReplayStop
-from journal.sentinel import locate_sentinel
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import read_sentinel
 
@@ -56,6 +55,11 @@ class PlannedEvent:
             str(ev.ts or ""),
             entry_ref(ev.type, ev.payload),
         )
+
+    @classmethod
+    def of_info(cls, info: EventInfo) -> PlannedEvent:
+        """From the diagnosis's view of the event (the same fields, already read)."""
+        return cls(info.index, info.line, info.event_id, info.type, str(info.ts or ""), info.entry)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,9 +157,7 @@ class Orphan:
 
 
 def find_orphaned_archive_events(
-    char_dir: str | os.PathLike[str],
-    events: list[Event] | None = None,
-    diagnosis: CharacterDiagnosis | None = None,
+    char_dir: str | os.PathLike[str], diagnosis: CharacterDiagnosis | None = None
 ) -> list[Orphan]:
     """Archive events at or before the sentinel whose entry is lost, as the diagnosis finds them
     (:attr:`journal.diagnosis.CharacterDiagnosis.archive_orphans`).
@@ -165,18 +167,15 @@ def find_orphaned_archive_events(
     shard is corrupt or whose view is corrupt are returned too, not repairable, with the reason.
 
     Args:
-        events, diagnosis: the folder's events and diagnosis when the caller has them already
-            (each is read otherwise).
+        diagnosis: the folder's diagnosis when the caller has it already (read otherwise).
     """
-    cd = Path(char_dir)
-    if events is None:
-        events = read_journal(cd / JOURNAL_NAME).events
-    found_orphans = (diagnosis if diagnosis is not None else diagnose_character(cd)).archive_orphans
+    d = diagnosis if diagnosis is not None else diagnose_character(Path(char_dir))
+    events = d.events
     out: list[Orphan] = []
-    for found in found_orphans:
+    for found in d.archive_orphans:
         if found.index >= len(events) or events[found.index].event_id != found.event_id:
-            continue  # the journal changed since it was read
-        pe = PlannedEvent.of(found.index, events[found.index])
+            continue  # cannot happen within one diagnosis; kept against hand-built values
+        pe = PlannedEvent.of_info(events[found.index])
         block = None
         if found.problem is not None:
             stop = ReplayStop(pe.event_id, pe.index, pe.type, found.problem, found.message)
@@ -418,13 +417,15 @@ def _plan_once(
 ) -> Plan:
     cd = target.char_dir
     assert cd is not None
-    jr = read_journal(cd / JOURNAL_NAME)
-    if jr.error:
-        raise BadInputError(jr.error)
-    events = jr.events
-    index_of: dict[str, int] = {ev.event_id: i for i, ev in enumerate(events)}  # ids are unique
+    # One read of the journal for the plan: the diagnosis (events, the sentinel's position, the
+    # orphaned archive events); the dry run below is the reconciler's own read of its copy.
+    d = diagnose_character(cd)
+    if d.journal.unreadable is not None:
+        raise BadInputError(d.journal.unreadable)
+    events = d.events
+    index_of: dict[str, int] = {ev.event_id: ev.index for ev in events}  # ids are unique
     sentinel = read_sentinel(cd)
-    at_sentinel = locate_sentinel(sentinel, index_of.get)
+    at_sentinel = d.sentinel
     state, sid, sindex = at_sentinel.state, at_sentinel.event_id, at_sentinel.index
     parked_read = read_parked(cd)
     if parked_read.state == "refused":
@@ -435,11 +436,11 @@ def _plan_once(
     already = applied_beyond(aset, sentinel.event_id)
     parked = parked_read.ids
     unapplied = [
-        PlannedEvent.of(i, ev)
-        for i, ev in enumerate(events)
-        if i >= at_sentinel.replay_start and ev.event_id not in already and ev.event_id not in parked
+        PlannedEvent.of_info(ev)
+        for ev in events
+        if ev.index >= at_sentinel.replay_start and ev.event_id not in already and ev.event_id not in parked
     ]
-    orphans = find_orphaned_archive_events(cd, events)
+    orphans = find_orphaned_archive_events(cd, d)
     unrepairable: list[Orphan] = []
     park: ParkChoice | None = None
     if scope.kind == "until":
@@ -462,13 +463,13 @@ def _plan_once(
         dry = dry_run(cd, registry, park=scope.park)
         released = set(now.report.held) & set(dry.report.applied)
         park.released.extend(
-            PlannedEvent.of(index_of[e], events[index_of[e]]) for e in dry.report.applied if e in released
+            PlannedEvent.of_info(events[index_of[e]]) for e in dry.report.applied if e in released
         )
     else:
         dry = dry_run(cd, registry, until=scope.until)
 
     def planned(ids: list[str]) -> list[PlannedEvent]:
-        return [PlannedEvent.of(index_of[e], events[index_of[e]]) for e in ids if e in index_of]
+        return [PlannedEvent.of_info(events[index_of[e]]) for e in ids if e in index_of]
 
     blocks = [explain_block(b) for b in dry.report.blocks]
     return Plan(
@@ -480,7 +481,7 @@ def _plan_once(
         sentinel_id=sid,
         sentinel_index=sindex,
         total_events=len(events),
-        journal_present=jr.present,
+        journal_present=d.journal.present,
         pending=len(unapplied),
         events=planned(dry.report.applied),
         block=blocks[0] if blocks else None,
@@ -507,7 +508,11 @@ def _refused_file(cd: Path, message: str | None, unknown: str) -> str:
 
 
 def _park_choice(
-    event_id: str, index_of: dict[str, int], events: list[Event], now: ReplayReport, parked: frozenset[str]
+    event_id: str,
+    index_of: dict[str, int],
+    events: Sequence[EventInfo],
+    now: ReplayReport,
+    parked: frozenset[str],
 ) -> ParkChoice:
     """The event a person asked to park, if it is held now (else why it cannot be parked).
 
@@ -518,7 +523,7 @@ def _park_choice(
     at = index_of.get(event_id)
     if at is None:
         raise BadInputError(f"no event {event_id} in the journal")
-    pe = PlannedEvent.of(at, events[at])
+    pe = PlannedEvent.of_info(events[at])
     if event_id not in now.held:
         if event_id in parked:
             why = "it is already parked"

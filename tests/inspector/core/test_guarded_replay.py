@@ -848,3 +848,18 @@ def test_extract_refuses_what_check_refuses_before_writing_anything(tmp_path, ki
     with pytest.raises(BadInputError, match="refused"):
         gr.extract_export(z, tmp_path / "out")
     assert not list((tmp_path / "out").rglob("*.json"))
+
+
+def test_the_fresh_look_after_a_run_counts_by_the_diagnosis(root, backups):
+    """After an apply the folder is read once more, through one diagnosis (issue 15 item 2): the
+    parked event counts as parked, not pending, and the sentinel is past it."""
+    cd = build_case(root, "persona_drift")
+    held = gr.make_plan(gr.resolve_target(root, CHARACTER)).block
+    assert held is not None
+    request = gr.ReplayRequest(root, CHARACTER, scope=Scope("park", park=held.event_id), backup_root=backups)
+    run = gr.run_guarded_replay(request, HeadlessPrompter(True))
+    after = run.outcome.after
+    events = read_journal(cd / JOURNAL_NAME).events
+    assert (after.parked, after.pending, after.events) == (1, 0, len(events))
+    assert after.sentinel_index == len(events) - 1 and after.sentinel_id == events[-1].event_id
+    assert after.orphaned_archive == 0 and after.diagnosis["counts"]["pending"] == 0
