@@ -10,6 +10,12 @@ Two deliberate differences from the memory server:
   of returning "no change" and letting the sentinel move past the only recovery copy;
 * a shard basename that does not match ``YYYY-MM-DD_<8 hex>.json`` raises before anything is
   written.
+
+What a handler does to the one entry it finds is a function of its own (:func:`set_reflection_evidence`,
+:func:`set_persona_evidence`, :func:`set_persona_entry`, :func:`set_reflection_state`, and for
+archives :func:`removes_entry` / :func:`archive_snapshot`), shared with the entry history
+(:mod:`journal.history`), which applies the same rules to an entry reconstructed from the journal.
+:data:`FIELD_RULES` names the field-setting function of each event type.
 """
 
 from __future__ import annotations
@@ -57,11 +63,15 @@ SPEAKER_KEYS = ("speaker_id", "speaker_trust", "speaker_label", "speaker_provena
 # -- helpers -----------------------------------------------------------------------------------
 
 
+#: JSON scalars: immutable, so the entry may hold the payload's own object.
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _assign(entry: dict[str, Any], key: str, value: Any) -> bool:
     """Set ``entry[key] = value`` (a private copy) unless it already holds that JSON value."""
     if key in entry and same_json(entry[key], value):
         return False
-    entry[key] = copy.deepcopy(value)
+    entry[key] = value if type(value) in _SCALARS else copy.deepcopy(value)
     return True
 
 
@@ -74,8 +84,8 @@ def _copy_keys(entry: dict[str, Any], source: dict[str, Any], keys: tuple[str, .
     return changed
 
 
-def _find(items: Any, entry_id: Any) -> dict[str, Any] | None:
-    """The first dict of ``items`` whose ``id`` equals ``entry_id``."""
+def find_entry(items: Any, entry_id: Any) -> dict[str, Any] | None:
+    """The first dict of ``items`` whose ``id`` equals ``entry_id`` (how every handler finds its entry)."""
     if not isinstance(items, list):
         return None
     for item in items:
@@ -84,14 +94,142 @@ def _find(items: Any, entry_id: Any) -> dict[str, Any] | None:
     return None
 
 
-def _persona_entry(persona: dict[str, Any], entity_key: Any, entry_id: Any) -> dict[str, Any] | None:
-    section = persona.get(entity_key) if isinstance(entity_key, str) else None
+def find_persona_entry(persona: Any, entity_key: Any, entry_id: Any) -> dict[str, Any] | None:
+    """The entry ``persona[entity_key].facts[id == entry_id]``; ``None`` when any step is missing."""
+    section = persona.get(entity_key) if isinstance(persona, dict) and isinstance(entity_key, str) else None
     if not isinstance(section, dict):
         return None
-    return _find(section.get("facts"), entry_id)
+    return find_entry(section.get("facts"), entry_id)
 
 
-def _checked_basename(payload: dict[str, Any]) -> str | None:
+def archive_snapshot(basename: str | None, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry copy an archive event puts into shard ``basename``: its ``entry_snapshot`` when
+    both are present, else ``None`` (no shard step, e.g. an early-schema event).
+
+    Raises:
+        PayloadError: the snapshot has no id, so it cannot be found again idempotently.
+    """
+    snapshot = payload.get("entry_snapshot")
+    if basename is None or not isinstance(snapshot, dict):
+        return None
+    sid = snapshot.get("id")
+    if not isinstance(sid, str) or not sid:
+        raise PayloadError(f"entry_snapshot for shard {basename} has no id; it cannot be archived idempotently")
+    return snapshot
+
+
+def _heal_shard(store: Store, archive: str, basename: str | None, snapshot: dict[str, Any] | None) -> bool:
+    """Make sure ``snapshot`` (from :func:`archive_snapshot`) is in shard ``basename`` (archive
+    recovery). Returns whether it wrote.
+
+    Raises:
+        ShardCorruptError: the shard exists but is not a JSON list (the deliberate fix: replay
+            pauses, the view keeps the entry).
+    """
+    if basename is None or snapshot is None:
+        return False
+    sid = snapshot["id"]
+    current = store.load_shard(archive, basename)
+    if current is None:
+        store.save_shard(archive, basename, [copy.deepcopy(snapshot)])
+        return True
+    if sid in shard_entry_ids(current):
+        return False
+    store.save_shard(archive, basename, [*current, copy.deepcopy(snapshot)])
+    return True
+
+
+def text_sha256(text: Any) -> str:
+    """The hex SHA-256 of an entry's text as ``persona.entry_updated`` checks it (null → ``""``)."""
+    if text is None:
+        text = ""
+    return hashlib.sha256(str(text).encode("utf-8")).hexdigest()
+
+
+# -- what each event does to the one entry it finds (shared with journal.history) ------------------
+
+
+def set_reflection_evidence(entry: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """``reflection.evidence_updated`` on its reflection: copy the evidence keys present in the
+    payload (memory-format §3.5 (a)); ``source`` is ignored. Returns whether a value changed."""
+    return _copy_keys(entry, payload, REFLECTION_EVIDENCE_KEYS)
+
+
+def set_persona_evidence(entry: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """``persona.evidence_updated`` on its entry: copy the evidence keys present in the payload
+    (§3.5 (b), the reflection set without the promotion throttle). Returns whether a value changed."""
+    return _copy_keys(entry, payload, PERSONA_EVIDENCE_KEYS)
+
+
+def set_persona_entry(entry: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """``persona.entry_updated`` on its entry, once the text hash matched (§3.5 (c)): copy the
+    evidence keys, ``merged_from_ids`` and the event-time keys, and replace speaker provenance
+    (a non-dict provenance counts as ``{}``: it clears the four keys). Returns whether a value
+    changed."""
+    changed = _copy_keys(entry, payload, PERSONA_ENTRY_KEYS)
+    if "speaker_provenance" in payload:
+        provenance = payload["speaker_provenance"]
+        if not isinstance(provenance, dict):
+            provenance = {}
+        before = {k: entry[k] for k in SPEAKER_KEYS if k in entry}
+        after = {k: provenance[k] for k in SPEAKER_KEYS if k in provenance}
+        changed |= not same_json(before, after)
+        if changed:
+            # Remove and re-add, as the memory server does on every save: the keys end up last.
+            for key in SPEAKER_KEYS:
+                entry.pop(key, None)
+            entry.update(copy.deepcopy(after))
+    return changed
+
+
+def state_target(payload: dict[str, Any]) -> str | None:
+    """The ``to`` of a ``reflection.state_changed`` payload; ``None`` (no change) when it or the
+    ``reflection_id`` is missing or empty.
+
+    Raises:
+        PayloadError: ``to`` is not a string.
+    """
+    to = payload.get("to")
+    if not payload.get("reflection_id") or not to:
+        return None
+    if not isinstance(to, str):
+        raise PayloadError(f"reflection.state_changed: 'to' is a {type(to).__name__}, not a status string")
+    return to
+
+
+def set_reflection_state(entry: dict[str, Any], payload: dict[str, Any], to: str) -> bool:
+    """``reflection.state_changed`` to any ``to`` but ``archived`` on its reflection (§3.5 (d)):
+    ``status``, ``<to>_at`` (when ``ts`` is set), ``absorbed_into`` (when present),
+    ``promote_blocked_reason`` / ``denied_reason`` from ``reason`` (only for those targets) and
+    ``reject_reason`` from ``reject_explanation``. ``from`` is never checked. Returns whether a
+    value changed."""
+    changed = _assign(entry, "status", to)
+    if payload.get("ts"):
+        changed |= _assign(entry, f"{to}_at", payload["ts"])
+    if "absorbed_into" in payload:
+        changed |= _assign(entry, "absorbed_into", payload["absorbed_into"])
+    if "reason" in payload and to == "promote_blocked":
+        changed |= _assign(entry, "promote_blocked_reason", payload["reason"])
+    if "reason" in payload and to == "denied":
+        changed |= _assign(entry, "denied_reason", payload["reason"])
+    if "reject_explanation" in payload:
+        changed |= _assign(entry, "reject_reason", payload["reject_explanation"])
+    return changed
+
+
+def removes_entry(event_type: object, payload: dict[str, Any]) -> bool:
+    """Whether the event archives its entry: it removes it from the view (and first puts its
+    snapshot into a shard, see :func:`archive_snapshot`). ``reflection.state_changed`` to
+    ``archived``; ``persona.fact_added`` with an ``archive_shard_path`` (without one it does
+    nothing and still counts as handled)."""
+    if event_type == "reflection.state_changed":
+        return payload.get("to") == "archived"
+    if event_type == "persona.fact_added":
+        return bool(payload.get("archive_shard_path"))
+    return False
+
+
+def checked_basename(payload: dict[str, Any]) -> str | None:
     """The payload's shard basename, validated; ``None`` when absent or empty.
 
     Raises:
@@ -103,41 +241,23 @@ def _checked_basename(payload: dict[str, Any]) -> str | None:
     return validate_shard_name(basename)
 
 
-def _heal_shard(store: Store, archive: str, basename: str | None, snapshot: Any) -> bool:
-    """Make sure ``snapshot`` is in shard ``basename`` (archive recovery). Returns whether it wrote.
-
-    Raises:
-        ShardCorruptError: the shard exists but is not a JSON list (the deliberate fix: replay
-            pauses, the view keeps the entry).
-        PayloadError: the snapshot has no id, so it cannot be found again idempotently.
-    """
-    if basename is None or not isinstance(snapshot, dict):
-        return False
-    sid = snapshot.get("id")
-    if not isinstance(sid, str) or not sid:
-        raise PayloadError(f"entry_snapshot for shard {basename} has no id; it cannot be archived idempotently")
-    current = store.load_shard(archive, basename)
-    if current is None:
-        store.save_shard(archive, basename, [copy.deepcopy(snapshot)])
-        return True
-    if sid in shard_entry_ids(current):
-        return False
-    store.save_shard(archive, basename, [*current, copy.deepcopy(snapshot)])
-    return True
-
-
-def _text_sha256(text: Any) -> str:
-    if text is None:
-        text = ""
-    return hashlib.sha256(str(text).encode("utf-8")).hexdigest()
+#: The field-setting function of each event type that changes an entry in place (archive events
+#: remove it instead: :func:`removes_entry`). ``reflection.state_changed``'s takes its
+#: :func:`state_target` as a third argument.
+FIELD_RULES: dict[str, Callable[..., bool]] = {
+    "reflection.evidence_updated": set_reflection_evidence,
+    "persona.evidence_updated": set_persona_evidence,
+    "persona.entry_updated": set_persona_entry,
+    "reflection.state_changed": set_reflection_state,
+}
 
 
 # -- the five handlers ---------------------------------------------------------------------------
 
 
 def reflection_evidence_updated(store: Store, payload: dict[str, Any]) -> bool:
-    """``reflection.evidence_updated``: copy the evidence keys present in the payload onto the
-    reflection in ``reflections.json`` (memory-format §3.5 (a)); ``source`` is ignored.
+    """``reflection.evidence_updated``: :func:`set_reflection_evidence` on the reflection in
+    ``reflections.json`` (memory-format §3.5 (a)).
 
     Raises:
         ViewCorruptError: ``reflections.json`` is not JSON or not a list.
@@ -146,15 +266,15 @@ def reflection_evidence_updated(store: Store, payload: dict[str, Any]) -> bool:
     if not rid:
         return False
     reflections = store.load_view(REFLECTIONS, list)
-    entry = _find(reflections, rid)
-    if entry is None or not _copy_keys(entry, payload, REFLECTION_EVIDENCE_KEYS):
+    entry = find_entry(reflections, rid)
+    if entry is None or not set_reflection_evidence(entry, payload):
         return False
     store.save_view(REFLECTIONS, reflections)
     return True
 
 
 def persona_evidence_updated(store: Store, payload: dict[str, Any]) -> bool:
-    """``persona.evidence_updated``: copy the evidence keys present in the payload onto
+    """``persona.evidence_updated``: :func:`set_persona_evidence` on
     ``persona[entity_key].facts[id == entry_id]`` (§3.5 (b)).
 
     Raises:
@@ -164,16 +284,16 @@ def persona_evidence_updated(store: Store, payload: dict[str, Any]) -> bool:
     if not entity_key or not entry_id:
         return False
     persona = store.load_view(PERSONA, dict)
-    entry = _persona_entry(persona, entity_key, entry_id)
-    if entry is None or not _copy_keys(entry, payload, PERSONA_EVIDENCE_KEYS):
+    entry = find_persona_entry(persona, entity_key, entry_id)
+    if entry is None or not set_persona_evidence(entry, payload):
         return False
     store.save_view(PERSONA, persona)
     return True
 
 
 def persona_entry_updated(store: Store, payload: dict[str, Any]) -> bool:
-    """``persona.entry_updated`` (merge on promote, §3.5 (c)): check the text hash, then copy the
-    evidence keys, ``merged_from_ids``, the event-time keys, and replace speaker provenance.
+    """``persona.entry_updated`` (merge on promote, §3.5 (c)): check the text hash, then
+    :func:`set_persona_entry`.
 
     A missing ``persona.json`` means no change.
 
@@ -188,44 +308,29 @@ def persona_entry_updated(store: Store, payload: dict[str, Any]) -> bool:
     if not store.view_exists(PERSONA):
         return False
     persona = store.load_view(PERSONA, dict)
-    entry = _persona_entry(persona, entity_key, entry_id)
+    entry = find_persona_entry(persona, entity_key, entry_id)
     if entry is None:
         return False
     expected = payload.get("rewrite_text_sha256")
     if expected:
-        actual = _text_sha256(entry.get("text"))
+        actual = text_sha256(entry.get("text"))
         if actual != expected:
             raise ViewDriftError(
                 f"persona entry {entity_key}/{entry_id}: its text hashes to sha256 {actual}, but the event "
                 f"expects {expected}; the view drifted from the journal and the payload cannot restore the text"
             )
-    changed = _copy_keys(entry, payload, PERSONA_ENTRY_KEYS)
-    if "speaker_provenance" in payload:
-        provenance = payload["speaker_provenance"]
-        if not isinstance(provenance, dict):
-            provenance = {}  # a non-dict provenance counts as {}: it clears the four keys
-        before = {k: entry[k] for k in SPEAKER_KEYS if k in entry}
-        after = {k: provenance[k] for k in SPEAKER_KEYS if k in provenance}
-        changed |= not same_json(before, after)
-        if changed:
-            # Remove and re-add, as the memory server does on every save: the keys end up last.
-            for key in SPEAKER_KEYS:
-                entry.pop(key, None)
-            entry.update(copy.deepcopy(after))
-    if not changed:
+    if not set_persona_entry(entry, payload):
         return False
     store.save_view(PERSONA, persona)
     return True
 
 
 def reflection_state_changed(store: Store, payload: dict[str, Any]) -> bool:
-    """``reflection.state_changed`` (§3.5 (d)), dispatched on ``to``.
+    """``reflection.state_changed`` (§3.5 (d)), dispatched on ``to`` (:func:`state_target`).
 
     ``to == "archived"``: put ``entry_snapshot`` into shard ``archive_shard_path`` (when both are
     present), then remove every reflection with ``reflection_id`` from ``reflections.json``. Any
-    other ``to``: set ``status``, ``<to>_at`` (when ``ts`` is set), ``absorbed_into`` (when
-    present), ``promote_blocked_reason`` / ``denied_reason`` from ``reason`` (only for those
-    targets) and ``reject_reason`` from ``reject_explanation``. ``from`` is never checked.
+    other ``to``: :func:`set_reflection_state` on the reflection.
 
     Raises:
         BadShardNameError: invalid ``archive_shard_path``; nothing is written.
@@ -233,15 +338,13 @@ def reflection_state_changed(store: Store, payload: dict[str, Any]) -> bool:
         PayloadError: ``to`` is not a string, or the snapshot has no id.
         ViewCorruptError: ``reflections.json`` is not JSON or not a list.
     """
-    rid = payload.get("reflection_id")
-    to = payload.get("to")
-    if not rid or not to:
+    to = state_target(payload)
+    if to is None:
         return False
-    if not isinstance(to, str):
-        raise PayloadError(f"reflection.state_changed: 'to' is a {type(to).__name__}, not a status string")
-    if to == "archived":
-        basename = _checked_basename(payload)
-        changed = _heal_shard(store, REFLECTION_ARCHIVE, basename, payload.get("entry_snapshot"))
+    rid = payload["reflection_id"]
+    if removes_entry("reflection.state_changed", payload):
+        basename = checked_basename(payload)
+        changed = _heal_shard(store, REFLECTION_ARCHIVE, basename, archive_snapshot(basename, payload))
         if not store.view_exists(REFLECTIONS):
             return changed
         reflections = store.load_view(REFLECTIONS, list)
@@ -251,21 +354,8 @@ def reflection_state_changed(store: Store, payload: dict[str, Any]) -> bool:
             changed = True
         return changed
     reflections = store.load_view(REFLECTIONS, list)
-    entry = _find(reflections, rid)
-    if entry is None:
-        return False
-    changed = _assign(entry, "status", to)
-    if payload.get("ts"):
-        changed |= _assign(entry, f"{to}_at", payload["ts"])
-    if "absorbed_into" in payload:
-        changed |= _assign(entry, "absorbed_into", payload["absorbed_into"])
-    if "reason" in payload and to == "promote_blocked":
-        changed |= _assign(entry, "promote_blocked_reason", payload["reason"])
-    if "reason" in payload and to == "denied":
-        changed |= _assign(entry, "denied_reason", payload["reason"])
-    if "reject_explanation" in payload:
-        changed |= _assign(entry, "reject_reason", payload["reject_explanation"])
-    if not changed:
+    entry = find_entry(reflections, rid)
+    if entry is None or not set_reflection_state(entry, payload, to):
         return False
     store.save_view(REFLECTIONS, reflections)
     return True
@@ -274,10 +364,10 @@ def reflection_state_changed(store: Store, payload: dict[str, Any]) -> bool:
 def persona_fact_added(store: Store, payload: dict[str, Any]) -> bool:
     """``persona.fact_added`` (§3.5 (e)): persona archive recovery.
 
-    Without ``archive_shard_path`` it does nothing and still counts as handled. Otherwise: put
-    ``entry_snapshot`` into ``persona_archive/<basename>`` (when it is a dict), then remove the
-    entry from ``persona[entity_key].facts``. A missing ``persona.json`` or section returns the
-    result of the shard step.
+    Without ``archive_shard_path`` it does nothing and still counts as handled
+    (:func:`removes_entry`). Otherwise: put ``entry_snapshot`` into ``persona_archive/<basename>``
+    (when it is a dict), then remove the entry from ``persona[entity_key].facts``. A missing
+    ``persona.json`` or section returns the result of the shard step.
 
     Raises:
         BadShardNameError: invalid ``archive_shard_path``; nothing is written.
@@ -285,13 +375,13 @@ def persona_fact_added(store: Store, payload: dict[str, Any]) -> bool:
         PayloadError: the snapshot has no id.
         ViewCorruptError: ``persona.json`` is not JSON or not a dict.
     """
-    basename = _checked_basename(payload)
+    basename = checked_basename(payload)
     if basename is None:
         return False
     entity_key, entry_id = payload.get("entity_key"), payload.get("entry_id")
     if not entity_key or not entry_id:
         return False
-    changed = _heal_shard(store, PERSONA_ARCHIVE, basename, payload.get("entry_snapshot"))
+    changed = _heal_shard(store, PERSONA_ARCHIVE, basename, archive_snapshot(basename, payload))
     if not store.view_exists(PERSONA):
         return changed
     persona = store.load_view(PERSONA, dict)

@@ -1,0 +1,270 @@
+"""``memory-inspector history``: an entry's covered fields after each event, and the views that moved.
+
+    memory-inspector history PATH [--character NAME] --entry ID [--entity KEY] [--json]
+    memory-inspector history PATH [--character NAME] --at EVENT_ID [--entry ID [--entity KEY]] [--json]
+    memory-inspector history PATH [--character NAME] --between EVENT_A EVENT_B [--json]
+    memory-inspector history PATH [--character NAME] [--json]
+
+PATH is what ``check`` takes (a memory root, a character folder, or a ``.zip`` export), read the
+same way (:func:`journal.diagnosis.diagnose_path`); ``--character`` is needed only when PATH holds
+several characters. ``--entity`` names a persona entry's entity key (without it, ``--entry`` is a
+reflection id). Values are the stored ones, as the events carry them (decay is not applied).
+
+Exit codes: 0 the output was written; 1 the journal could not give the history (it changed since
+it was read, or cannot be read: one line on stderr); 2 bad input (PATH unreadable, no such
+character, several characters and no ``--character``, no event touches the entry, no such event,
+bad arguments: one line on stderr, nothing on stdout); 130 interrupted.
+
+JSON shapes (``--json``; UTF-8, two-space indent; ``schema`` 1). Throughout, ``entry`` is
+``{"id", "entity", "ref"}`` (``entity`` null for a reflection; ``ref`` is the diagnosis's name,
+``<entity>/<id>`` for a persona entry), and ``fields`` maps each *known* field to its stored
+value: a field left out is unknown (no event has set it yet). Besides the handlers' own fields
+(evidence, status and ``<status>_at``, reasons, ``absorbed_into``, ``merged_from_ids``, event-time
+and speaker keys, and an archive snapshot's ``text``, ``archived_at``, ``archive_shard_path``),
+``fields`` holds ``text_sha256`` (as a merge's ``rewrite_text_sha256`` or a snapshot's text says),
+``placement`` (``view`` / ``archive`` / ``removed``) and, for ``archive``, ``shard``.
+
+- ``--entry``: ``{"schema", "character", "entry", "sentinel_index", "last_applied", "view",
+  "points"}``. ``points``: one per event touching the entry, in journal order: ``{"index",
+  "event_id", "type", "ts", "state", "reason", "shown_state", "effect", "noop", "changed",
+  "fields", "view_agrees"}``; ``state``/``reason`` are the diagnosis's (``shown_state`` shows
+  ``held`` / ``parked`` for those reasons), ``effect`` ∈ ``changed``, ``unchanged``, ``absent``
+  (no-op: archived earlier), ``refused``, ``no_handler``, ``parked``, ``blocked``; ``changed``
+  lists the fields the event changed; ``view_agrees`` is set on the last applied point only.
+  ``view``: ``{"index", "agrees", "differences": [{"name", "point", "view"}], "message"}``
+  (``{"unknown": true}`` for a side that lacks the field).
+- ``--at EVENT_ID --entry ID``: ``{"schema", "character", "at": {"index", "event_id"}, "entry",
+  "point", "fields"}``: the entry after its last point at or before the event (``point`` and
+  ``fields`` null when no event had touched it yet).
+- ``--at EVENT_ID``: ``{"schema", "character", "at", "entries": [{"entry", "point", "fields"}]}``,
+  every entry an event up to it touches (reflections first, then persona entries by entity).
+- ``--between A B``: ``{"schema", "character", "from": {"index", "event_id"}, "to": {...},
+  "changes": [{"entry", "fields": [{"name", "before", "after"}]}]}``: every entry whose fields
+  differ, before (at A) → after (at B); an unknown side is left out.
+- neither ``--entry``, ``--at`` nor ``--between``: the views that moved without an event:
+  ``{"schema", "character", "moved": [{"entry", "code", "severity", "index", "event_id", "state",
+  "differences", "message", "finding"}]}``. ``code`` is ``view.moved_on`` (``info``), the code
+  ``check`` gives an applied merge whose text moved on; ``finding`` names the diagnosis's own
+  finding on that event (``view.moved_on`` / ``event.suspect``) when it has one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+import orjson
+
+from inspector.core.text import count, one_line
+from journal.diagnosis import CharacterDiagnosis, DiagnosisInputError, diagnose_path
+from journal.history import (
+    UNKNOWN,
+    EntryHistory,
+    EntryKey,
+    EntryState,
+    FieldChange,
+    HistoryDiff,
+    HistoryError,
+    HistoryInputError,
+    JournalHistory,
+    MovedView,
+    StateAt,
+)
+
+PROG = "memory-inspector history"
+SCHEMA = 1
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The subcommand's arguments (on the parser :mod:`inspector.cli` builds)."""
+    p.add_argument("path", help="memory root, character folder or .zip export")
+    p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH holds one)")
+    p.add_argument("--entry", metavar="ID", help="a reflection id, or a persona entry id with --entity")
+    p.add_argument("--entity", metavar="KEY", help="the persona entry's entity key (master, neko, ...)")
+    p.add_argument("--at", metavar="EVENT_ID", help="the state as of this event (of --entry, or of every entry)")
+    p.add_argument("--between", nargs=2, metavar=("EVENT_A", "EVENT_B"), help="what differs between two events")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """Run the command for parsed ``args``; returns the exit code."""
+    if args.entity is not None and args.entry is None:
+        return _bad("--entity needs --entry")
+    if args.between is not None and (args.at is not None or args.entry is not None):
+        return _bad("--between shows every entry: it takes neither --at nor --entry")
+    try:
+        with diagnose_path(args.path, character=args.character) as diagnosis:
+            character = _one_character(diagnosis.characters, args.path)
+            doc, text = _produce(JournalHistory(character), args)
+    except (DiagnosisInputError, HistoryInputError) as exc:
+        return _bad(str(exc))
+    except HistoryError as exc:
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        _write_bytes(sys.stdout, dumps({"schema": SCHEMA, "character": character.name, **doc}))
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _bad(message: str) -> int:
+    print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
+def _one_character(characters: list[CharacterDiagnosis], path: str) -> CharacterDiagnosis:
+    if len(characters) == 1:
+        return characters[0]
+    names = ", ".join(repr(c.name) for c in characters[:5]) + (", ..." if len(characters) > 5 else "")
+    raise DiagnosisInputError(
+        f"{path} holds {count(len(characters), 'character')} ({names}): name one with --character"
+    )
+
+
+def _produce(history: JournalHistory, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The JSON document's body and the text for people, for the form ``args`` asks for."""
+    key = None if args.entry is None else EntryKey(args.entry, args.entity)
+    name = history.diagnosis.name
+    if args.between is not None:
+        diff = history.diff(history.event(args.between[0]), history.event(args.between[1]))
+        return diff.to_json(), render_diff(name, diff)
+    if args.at is not None:
+        at = history.event(args.at)
+        if key is None:
+            state = history.state_at(at)
+            return state.to_json(), render_state(name, state)
+        entry = history.entry(key)
+        point = entry.at(at.index)
+        doc = {
+            "at": at.to_json(),
+            "entry": key.to_json(),
+            "point": None if point is None else point.index,
+            "fields": None if point is None else point.entry.known(),
+        }
+        return doc, render_entry_at(name, entry, at.index)
+    if key is not None:
+        entry = history.entry(key)
+        return entry.to_json(), render_entry(name, entry)
+    moved = history.moved()
+    return {"moved": [m.to_json() for m in moved]}, render_moved(name, moved)
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+def dumps(doc: dict[str, Any]) -> bytes:
+    """``doc`` as UTF-8 JSON, two-space indent, newline-terminated (ASCII-escaped when a string is
+    not valid Unicode or a number is beyond orjson, as ``check`` does)."""
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    except orjson.JSONEncodeError:
+        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def _write_bytes(out: TextIO, data: bytes) -> None:
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        out.flush()
+        buffer.write(data)
+        buffer.flush()
+    else:
+        out.write(data.decode("utf-8"))
+
+
+# -- for people ----------------------------------------------------------------------------------
+
+#: Longest value shown in a table cell; text stays out of terminals (its length is shown).
+_CELL = 40
+
+
+def shown(name: str, value: Any) -> str:
+    """One value for a terminal: escaped, text shown as its length, long values cut."""
+    if value is UNKNOWN:
+        return "unknown"
+    if name == "text" and isinstance(value, str):
+        return f"<text, {len(value)} chars>"
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    text = one_line(text)
+    return text if len(text) <= _CELL else text[: _CELL - 1] + "…"
+
+
+def _changes(changes: Iterable[FieldChange]) -> str:
+    return ", ".join(f"{one_line(c.name)}: {shown(c.name, c.before)} → {shown(c.name, c.after)}" for c in changes)
+
+
+def render_entry(character: str, history: EntryHistory) -> str:
+    """The history table: one row per point, with the fields the event changed."""
+    key = history.key
+    kind = "reflection" if key.entity is None else "persona entry"
+    lines = [f"{one_line(character)}: {kind} {one_line(key.ref)}: {count(len(history.points), 'event')}"]
+    sentinel = "no usable sentinel" if history.sentinel_index is None else f"sentinel at #{history.sentinel_index}"
+    lines.append(f"  {sentinel}; values are stored ones, as the events carry them (no decay)")
+    lines.append(_view_line(history))
+    lines.append(f"  {'#':>8}  {'state':<9} {'effect':<10} {'type':<28} {'ts':<26} changes")
+    before = EntryState()
+    for p in history.points:
+        diff = before.changes_to(p.entry)
+        row = _changes(diff) if diff else "(none)"
+        mark = " ← last applied" if p.view_agrees is not None else ""
+        lines.append(
+            f"  {'#' + str(p.index):>8}  {p.shown_state:<9} {p.effect:<10} {one_line(p.type):<28} "
+            f"{one_line(p.ts):<26} {row}{mark}"
+        )
+        before = p.entry
+    return "\n".join(lines) + "\n"
+
+
+def _view_line(history: EntryHistory) -> str:
+    v = history.view
+    if v.index is None:
+        return "  no applied event: nothing to compare the current view with"
+    if v.agrees is None:
+        return f"  the current view cannot be compared with #{v.index}: {one_line(v.message or '')}"
+    if v.agrees:
+        return f"  the current view agrees with #{v.index}, the last applied event"
+    return f"  the current view moved on from #{v.index}, the last applied event, without an event: " + _changes(
+        v.differences
+    )
+
+
+def render_entry_at(character: str, history: EntryHistory, index: int) -> str:
+    point = history.at(index)
+    head = f"{one_line(character)}: {one_line(history.key.ref)} as of event #{index}"
+    if point is None:
+        return head + ": no event had touched it yet\n"
+    lines = [head + f" (its last event then: #{point.index}, {point.shown_state}, {point.effect})"]
+    lines += [f"  {one_line(name)}: {shown(name, value)}" for name, value in sorted(point.entry.known().items())]
+    return "\n".join(lines) + "\n"
+
+
+def render_state(character: str, state: StateAt) -> str:
+    lines = [f"{one_line(character)}: {count(len(state.entries), 'entry', 'entries')} as of event #{state.at.index}"]
+    for item in state.to_json()["entries"]:
+        fields = ", ".join(f"{one_line(k)}: {shown(k, v)}" for k, v in sorted(item["fields"].items()))
+        lines.append(f"  {one_line(item['entry']['ref'])} (#{item['point']}): {fields}")
+    return "\n".join(lines) + "\n"
+
+
+def render_diff(character: str, diff: HistoryDiff) -> str:
+    n = len(diff.entries)
+    lines = [f"{one_line(character)}: #{diff.a.index} → #{diff.b.index}: {count(n, 'entry', 'entries')} differ"]
+    for e in diff.entries:
+        lines.append(f"  {one_line(e.key.ref)}: {_changes(e.changes)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_moved(character: str, moved: list[MovedView]) -> str:
+    if not moved:
+        return f"{one_line(character)}: every view agrees with its last applied event\n"
+    lines = [f"{one_line(character)}: {count(len(moved), 'view')} moved without an event"]
+    for m in moved:
+        lines.append(f"  {m.severity}: {m.code}: {one_line(m.message)}")
+        lines.append(f"    {_changes(m.differences)}")
+    return "\n".join(lines) + "\n"
