@@ -1,10 +1,14 @@
 """Command-line entry point ``memory-inspector``: the window by default, or a headless subcommand.
 
-    memory-inspector [PATH] [--redact] [--screenshot OUT.png]     the window (sample data without PATH)
+    memory-inspector [PATH] [--redact] [--screenshot OUT.png] [--size WxH]     the window (sample data without PATH)
     memory-inspector check PATH [--character NAME] [--json] [--all-events]
     memory-inspector replay PATH [--character NAME] [--dry-run] [--until EVENT_ID] [--repair-orphans]
                             [--park EVENT_ID] [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
     memory-inspector restore BACKUP [--to DIR] [--dry-run] [--yes]
+    memory-inspector history PATH [--character NAME] [--entry ID [--entity KEY]] [--at EVENT_ID]
+                            [--between EVENT_A EVENT_B] [--json]
+    memory-inspector bundle PATH -o CASE.zip [--character NAME] [--no-redact] [--force] | --guess TEXT
+    memory-inspector diff A B [--character NAME] [--json]
 
 Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.
 """
@@ -18,7 +22,7 @@ from collections.abc import Sequence
 
 from inspector import __version__
 
-SUBCOMMANDS = ("check", "replay", "restore")
+SUBCOMMANDS = ("check", "replay", "restore", "history", "bundle", "diff")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,7 +43,21 @@ def build_gui_parser() -> argparse.ArgumentParser:
     p.add_argument("path", nargs="?", help="memory root, character folder or .zip export (default: bundled sample)")
     p.add_argument("--redact", action="store_true", help="hide entry text and chat content (for screenshots)")
     p.add_argument("--screenshot", metavar="OUT.png", help="load, render the main window to a PNG and exit")
+    p.add_argument(
+        "--size", metavar="WxH", type=_window_size, help="the window's size, e.g. 900x600 (default: 1440x880)"
+    )
     return p
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    """``WxH`` → ``(W, H)``, each between 200 and 10000 pixels."""
+    try:
+        w, h = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size like 900x600: {text!r}") from None
+    if not (200 <= w <= 10_000 and 200 <= h <= 10_000):
+        raise argparse.ArgumentTypeError(f"{text}: width and height must be between 200 and 10000")
+    return w, h
 
 
 def build_command_parser(command: str) -> argparse.ArgumentParser:
@@ -92,6 +110,39 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--dry-run", action="store_true", help="compare and print what would change; change nothing")
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         return p
+    if command == "history":
+        from inspector.history_cmd import add_arguments
+
+        p = _Parser(
+            prog="memory-inspector history",
+            description="An entry's covered fields after each event; the state at an event; a diff between two "
+            "events; without --entry/--at/--between, the views that moved without an event (read-only).",
+            epilog="exit codes: 0 written; 1 the journal changed since it was read or cannot be read; 2 bad input "
+            "(PATH, character, entry or event not found, bad arguments); 130 interrupted",
+        )
+        add_arguments(p)
+        return p
+    if command == "bundle":
+        from inspector.bundle_cmd import add_arguments as add_bundle_arguments
+
+        p = _Parser(
+            prog="memory-inspector bundle",
+            description="Write a redacted support bundle of a memory folder (PATH is only read).",
+            epilog="exit codes: 0 written; 1 refused (CASE.zip exists, or lies inside PATH); 2 bad input; "
+            "130 interrupted",
+        )
+        add_bundle_arguments(p)
+        return p
+    if command == "diff":
+        from inspector.diff_cmd import add_arguments as add_diff_arguments
+
+        p = _Parser(
+            prog="memory-inspector diff",
+            description="Compare two exports of a character (folders or zips; both only read).",
+            epilog="exit codes: 0 identical; 1 differences; 2 bad input",
+        )
+        add_diff_arguments(p)
+        return p
     raise ValueError(command)
 
 
@@ -113,13 +164,25 @@ def main(argv: Sequence[str] | None = None, *, exit_now: bool = False) -> int:
             from inspector.replay_cmd import run_replay
 
             return run_replay(args)
+        if command == "history":
+            from inspector.history_cmd import run_history
+
+            return run_history(args)
+        if command == "bundle":
+            from inspector.bundle_cmd import run_bundle
+
+            return run_bundle(args)
+        if command == "diff":
+            from inspector.diff_cmd import run_diff
+
+            return run_diff(args)
         from inspector.replay_cmd import run_restore
 
         return run_restore(args)
     args = build_gui_parser().parse_args(args_list)
     from inspector.app import run_gui
 
-    return run_gui(args.path, redact=args.redact, screenshot=args.screenshot)
+    return run_gui(args.path, redact=args.redact, screenshot=args.screenshot, size=args.size)
 
 
 def run() -> None:

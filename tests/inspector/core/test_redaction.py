@@ -1,16 +1,22 @@
-"""Redaction: text and chat content become labels; structure, ids and numbers stay."""
+"""Redaction: text and chat content become keyed labels; structure, ids and numbers stay."""
 
 from __future__ import annotations
 
 import hashlib
+import re
 
-from inspector.core.redaction import redact_text, redact_tree
+from inspector.core.redaction import Redactor, damaged_token, length_class, redact_text, redact_tree
+
+TOKEN = re.compile(r"‹(\w+) · (\d+) chars · ([0-9a-f]{8})›")
 
 
-def test_label_names_kind_length_and_hash_prefix():
+def test_label_names_kind_length_and_a_keyed_tag_not_a_plain_hash():
     text = "Master likes green tea"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:4]
-    assert redact_text(text) == f"‹text · 22 chars · sha256 {digest}…›"
+    label = redact_text(text)
+    m = TOKEN.fullmatch(label)
+    assert m is not None and m.group(1) == "text" and m.group(2) == "22"
+    # The tag is an HMAC under a secret: a dictionary of plain SHA-256 prefixes cannot find it.
+    assert m.group(3) not in hashlib.sha256(text.encode()).hexdigest()
 
 
 def test_tree_hides_text_and_chat_but_keeps_ids_numbers_and_shape():
@@ -38,3 +44,33 @@ def test_tree_hides_text_and_chat_but_keeps_ids_numbers_and_shape():
 
 def test_equal_texts_get_equal_labels():
     assert redact_text("same") == redact_text("same") != redact_text("other")
+
+
+def test_two_secrets_give_different_tags_one_secret_the_same():
+    a, b = Redactor(b"a" * 32), Redactor(b"b" * 32)
+    assert a.token("tea") == Redactor(b"a" * 32).token("tea") != b.token("tea")
+    assert a.key_id != b.key_id and len(a.key_id) == 16
+
+
+def test_keyed_hex_keeps_length_and_block_prefixes():
+    r = Redactor(b"k" * 32)
+    full = r.keyed_hex("1a2b3c4d5e6f7081")
+    assert len(full) == 16 and full != "1a2b3c4d5e6f7081"
+    assert r.keyed_hex("1a2b3c4d") == full[:8]  # an id's hash8 stays the prefix of the fact's hash
+
+
+def test_ids_built_from_a_text_hash_are_keyed_everywhere_the_same():
+    r = Redactor(b"k" * 32)
+    fact = r.keyed_ids("fact_20260423120000_1a2b3c4d")
+    assert fact.startswith("fact_20260423120000_") and not fact.endswith("1a2b3c4d")
+    ref = r.keyed_ids("ref_1a2b3c4d5e6f7081")
+    assert r.keyed_ids("prom_ref_1a2b3c4d5e6f7081") == "prom_" + ref
+    assert r.keyed_ids("in a message: legacy_5e6f7a8b.") == f"in a message: {r.keyed_ids('legacy_5e6f7a8b')}."
+    for untouched in ("9b2f3c4d-1a2b-4c3d-8e9f-0a1b2c3d4e5f", "2026-05-01_0a1b2c3d.json", "prom_ref_77"):
+        assert r.keyed_ids(untouched) == untouched
+
+
+def test_damaged_token_says_only_a_length_class():
+    assert damaged_token("line", 100) == "‹damaged line · up to 128 bytes›"
+    assert length_class(1) == "up to 64 bytes" and length_class(5000) == "up to 8 KiB"
+    assert length_class(3 << 20) == "up to 4 MiB"

@@ -1,0 +1,114 @@
+"""``check.json`` and ``check.txt`` of a support bundle: the diagnosis of the original folder.
+
+Both are what ``check`` prints (schema 1, and the human report), with every path cut to the
+input's base name (a path can hold a user name), and, when the bundle is redacted, the same
+redaction as the members: damaged-line previews replaced, undeclared event types and ids built from
+a text hash keyed exactly as in the bundle's journal, so the two can be read side by side.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+# The one home of check's human report (a command module, but Qt-free and IO-free here).
+from inspector.check_cmd import write_human
+from inspector.core.bundle.redact import BundleRedactor
+from inspector.core.redaction import damaged_token
+from journal.diagnosis import Diagnosis
+from journal.events import ALL_EVENT_TYPES
+
+#: A SHA-256 in a message (a view drift names the text's digest and the event's).
+_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
+
+#: A damaged line's preview inside a defect message (``not valid JSON: '{"eve…'``).
+_PREVIEW = re.compile(r"""(not valid JSON|unterminated last line): ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def _prefixes(path: str, diag: Diagnosis) -> list[tuple[str, str]]:
+    """``(prefix, replacement)`` pairs, longest first: the input's parent folder (so the input
+    shows as its base name), a zip's private copy, and the home folder."""
+    out: dict[str, str] = {}
+    for p in (os.path.abspath(path), os.path.realpath(path)):
+        parent = os.path.dirname(p.rstrip(os.sep)) or os.sep
+        out[parent.rstrip(os.sep) + os.sep] = ""
+    if diag.is_zip:
+        for p in (diag.root, os.path.realpath(diag.root)):
+            out[p.rstrip(os.sep) + os.sep] = os.path.basename(path.rstrip(os.sep)) + "!/"
+            out[p.rstrip(os.sep)] = os.path.basename(path.rstrip(os.sep)) + "!"
+    home = os.path.expanduser("~")
+    if home not in ("", os.sep, "~"):
+        out[home.rstrip(os.sep)] = "~"
+    return sorted(out.items(), key=lambda kv: -len(kv[0]))
+
+
+def make_scrub(path: str, diag: Diagnosis, redactor: BundleRedactor | None) -> Callable[[str], str]:
+    """The function applied to every string of the two documents (see the module docstring)."""
+    prefixes = _prefixes(path, diag)
+    odd_types: list[str] = []
+    if redactor is not None:
+        seen: set[str] = set()
+        for c in diag.characters:
+            types = getattr(c.events, "types", None)
+            for t in types() if callable(types) else (e.type for e in c.events):
+                if t not in ALL_EVENT_TYPES and t not in seen:
+                    seen.add(t)
+                    odd_types.append(t)
+        odd_types.sort(key=len, reverse=True)
+
+    def scrub(text: str) -> str:
+        for prefix, repl in prefixes:
+            if prefix in text:
+                text = text.replace(prefix, repl)
+        if redactor is None:
+            return text
+        if "not valid JSON: " in text or "unterminated last line: " in text:
+            text = _PREVIEW.sub(lambda m: f"{m.group(1)}: '{damaged_token('preview', len(m.group(2)))}'", text)
+        for t in odd_types:
+            if t and (t == text or (len(t) >= 4 and t in text)):
+                text = text.replace(t, redactor.string(t, "type"))
+        if len(text) >= 64:
+            text = _DIGEST.sub(lambda m: redactor.string(m.group(0), "digest"), text)
+        return redactor.base.keyed_ids(text)
+
+    return scrub
+
+
+def _walk(obj: Any, scrub: Callable[[str], str]) -> Any:
+    if isinstance(obj, str):
+        return scrub(obj)
+    if isinstance(obj, dict):
+        return {k: _walk(v, scrub) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_walk(v, scrub) for v in obj]
+    return obj
+
+
+def check_documents(diag: Diagnosis, path: str, redactor: BundleRedactor | None) -> tuple[bytes, bytes]:
+    """``(check.json, check.txt)`` of the diagnosis of the original ``path``.
+
+    ``redactor`` should know the entry texts of every character (its ``digests``): the digests the
+    messages name are then those the bundle's own diagnosis names.
+
+    ``diag.path`` is set to the input's base name (the value is the bundle's own, made for it).
+    """
+    diag.path = os.path.basename(os.path.abspath(path).rstrip(os.sep)) or "input"
+    scrub = make_scrub(path, diag, redactor)
+    doc = _walk(diag.to_json(), scrub)
+    try:
+        json_bytes = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    except orjson.JSONEncodeError:  # lone surrogates from an escaped journal line: as check does
+        json_bytes = (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    out = io.StringIO()
+    write_human(diag, out)
+    text = "\n".join(scrub(line) for line in out.getvalue().split("\n"))
+    return json_bytes, text.encode("utf-8", "backslashreplace")
+
+
+__all__ = ["check_documents", "make_scrub"]

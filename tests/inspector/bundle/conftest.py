@@ -1,0 +1,143 @@
+"""Shared pieces of the support-bundle tests: the inputs, the verdict of a diagnosis, and the
+strings a bundle must not hold."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.core.bundle import rules as R
+from inspector.core.redaction import Redactor
+from journal import fixtures
+from journal.codec import loads_exact
+from journal.diagnosis import diagnose_path
+from journal.fixtures import FIXTURE_NOW
+from journal.runtime import LauncherLock
+from tests.inspector.replay_cases import FOLDER_CASES, build_case
+
+SECRET = b"test secret, 32 bytes long......"
+SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample"
+FREE = LauncherLock("free", "/nonexistent/launcher.lock", "no server", "missing")
+
+#: Every input the bundle is tested on: (id, builder(tmp) -> PATH).
+INPUTS: list[tuple[str, Any]] = [
+    *[(f"fixture-{name}", lambda tmp, n=name: fixtures.CASES[n](tmp / "root").path) for name in fixtures.CASES],
+    *[(f"replay-{case}", lambda tmp, c=case: build_case(tmp / "root", c)) for case in FOLDER_CASES],
+    ("sample", lambda tmp: shutil.copytree(SAMPLE, tmp / "sample")),
+]
+
+
+@pytest.fixture
+def secret() -> bytes:
+    return SECRET
+
+
+def diagnose(path: Path) -> Any:
+    return diagnose_path(path, server=FREE, now=FIXTURE_NOW)
+
+
+def verdict(diag: Any, ids: Any = lambda s: s) -> list[dict[str, Any]]:
+    """What must be equal between an input and its bundle: codes, severities, event states and
+    reasons, counts, line numbers and event ids (``ids`` keys the entry ids of the original)."""
+    out = []
+    for c in diag.characters:
+        server = c.server_start
+        out.append(
+            {
+                "name": c.name,
+                "counts": c.counts(),
+                "lines": c.journal.lines,
+                "events_n": c.journal.events,
+                "sentinel": (c.sentinel.state, c.sentinel.event_id, c.sentinel.index),
+                "blocked": None if c.blocked is None else (c.blocked.event_id, c.blocked.index, c.blocked.reason),
+                "events": [
+                    (e["index"], e["line"], e["event_id"], e["state"], e["reason"]) for e in c.listed_json(True)
+                ],
+                "defects": [(d.line, d.kind, d.recovered_event_id) for d in c.defects],
+                "findings": sorted(
+                    (f.code, f.severity, f.event_id, ids(f.file or ""), f.line or 0) for f in c.findings
+                ),
+                "server": None
+                if server is None
+                else (
+                    server.reconciled,
+                    server.sentinel.state,
+                    server.persona[0],
+                    server.replays,
+                    server.applied,
+                    None if server.stop is None else (server.stop.index, server.stop.line, server.stop.reason),
+                    tuple(server.passed),
+                    server.unapplied,
+                    server.outbox,
+                    server.changes_total,
+                    sorted((ids(ch.entry), ch.removed, ch.added) for ch in server.changes),
+                ),
+            }
+        )
+    return out
+
+
+def secrets_of(path: Path) -> set[str]:
+    """Every string of 4+ characters under a key that is not on the kept list, from views, shards,
+    sidecars and journal payloads (outbox and park records included).
+
+    A string that is also part of a value kept as structure in the same folder (the text
+    ``legacy`` of a fixture whose fact id is ``fact_legacy``) is left out: it is in the bundle as
+    that structure, not as text."""
+    found: set[str] = set()
+    kept: set[str] = set()
+
+    def walk(obj: Any, rules: Any, rule: str | None) -> None:
+        if isinstance(obj, str):
+            if rule is None and len(obj) >= 4:
+                found.add(obj)
+            elif rule is not None:
+                kept.add(obj)
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                walk(v, rules, R.rule_for(rules, k))
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v, rules, rule)
+
+    def load(data: bytes) -> Any:
+        try:
+            return loads_exact(data)
+        except ValueError:
+            return None
+
+    for p in sorted(path.rglob("*")):
+        if not p.is_file() or p.is_symlink():
+            continue
+        name = p.name
+        if name in R.NDJSON_FILES:
+            kind = R.KINDS[R.NDJSON_FILES[name]]
+            for line in p.read_bytes().split(b"\n"):
+                walk(load(line), kind, None)
+        elif p.suffix == ".json" or name == R.MIGRATION_MARKER:
+            kind = R.KINDS[R.JSON_FILES.get(name, "view" if p.parent.name in R.ARCHIVE_FOLDERS else "generic")]
+            walk(load(p.read_bytes()), kind, None)
+    structure = "\x00".join(kept)
+    return {s for s in found if s not in structure}
+
+
+def forms(s: str) -> list[bytes]:
+    """The ways a string can be written in a member: UTF-8, JSON-escaped, UTF-16."""
+    out = [s.encode("utf-8", "surrogatepass"), json.dumps(s)[1:-1].encode("ascii")]
+    for enc in ("utf-16-le", "utf-16-be"):
+        out.append(s.encode(enc, "surrogatepass"))
+    return out
+
+
+def members(zip_path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(zip_path) as zf:
+        return {i.filename: zf.read(i) for i in zf.infolist()}
+
+
+def keyed(secret: bytes) -> Any:
+    return Redactor(secret).keyed_ids

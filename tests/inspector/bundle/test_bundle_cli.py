@@ -1,0 +1,32 @@
+"""``memory-inspector bundle``: exit codes, refusals, the sender's secret and ``--guess``."""
+
+from __future__ import annotations
+
+import zipfile
+
+from inspector.cli import main
+from journal import fixtures
+
+
+def test_bundle_writes_refuses_and_answers_a_guess(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = fixtures.healthy(tmp_path / "root").path
+    before = fixtures.tree_snapshot(tmp_path / "root")
+    out = tmp_path / "case.zip"
+    assert main(["bundle", str(path), "-o", str(out)]) == 0
+    assert zipfile.is_zipfile(out) and "redacted" in capsys.readouterr().out
+    assert main(["bundle", str(path), "-o", str(out)]) == 1  # exists
+    assert "--force" in capsys.readouterr().err
+    assert main(["bundle", str(path), "-o", str(out), "--force"]) == 0
+    assert main(["bundle", str(path), "-o", str(path / "in.zip")]) == 1  # inside PATH
+    assert fixtures.tree_snapshot(tmp_path / "root") == before
+    assert main(["bundle", str(tmp_path / "nothing"), "-o", str(tmp_path / "x.zip")]) == 2
+    assert main(["bundle", str(path)]) == 2
+    secret = tmp_path / "data" / "memory-inspector" / "bundle-secret.key"
+    assert secret.is_file() and (secret.stat().st_mode & 0o077) == 0
+    capsys.readouterr()
+    assert main(["bundle", "--guess", "Master likes green tea"]) == 0
+    token = capsys.readouterr().out.split("  (key")[0]
+    with zipfile.ZipFile(out) as zf:
+        assert token.encode() in zf.read(f"{path.name}/facts.json")
