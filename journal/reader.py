@@ -657,7 +657,8 @@ def iter_journal_from(
 def events_at(path: str | os.PathLike[str], offsets: Iterable[int]) -> dict[int, Event]:
     """The events whose records start at ``offsets`` (as the reader located them), by offset.
 
-    Each line is read again from its offset and classified alone (so a duplicate id is not
+    Each line is read again from its offset and classified alone, the way a full read classifies
+    it (msgspec first, the exact path for anything it does not take; a duplicate id is not
     recognised as one here); an offset where no record starts any more is left out.
 
     Raises:
@@ -670,7 +671,10 @@ def events_at(path: str | os.PathLike[str], offsets: Iterable[int]) -> dict[int,
             raw = fh.readline()
             scanner = JournalScanner(offset=off)
             found: list[Event] = []
-            scanner._classify_slow(raw.rstrip(b"\n"), found, [], terminated=raw.endswith(b"\n"))
+            if raw.endswith(b"\n"):
+                scanner._scan_lines(raw[:-1], found, [])
+            else:
+                scanner._classify_slow(raw, found, [], terminated=False)
             for ev in found:
                 if ev.offset == off:
                     out[off] = ev

@@ -135,6 +135,20 @@ def redact_text(text: str, kind: str = "text") -> str:
     return _SESSION.token(text, kind)
 
 
+def redact_derived(key: object, value: str) -> str | None:
+    """``value`` keyed when ``key`` holds a value derived from a text (a fact ``hash``, a
+    ``*_text_sha256``): a plain digest of a short text can be guessed from a dictionary. ``None``
+    for any other key."""
+    from inspector.core.bundle.rules import DIGEST, HEX, derived_from_text  # the one keep-list
+
+    rule = derived_from_text(key) if isinstance(key, str) else None
+    if rule == DIGEST:
+        return _SESSION.digest_token(value)
+    if rule == HEX and _SESSION.is_hex(value):
+        return _SESSION.keyed_hex(value)
+    return None
+
+
 def hides(key: object) -> str | None:
     """The label kind for values stored under ``key``, or ``None`` when they are shown as they are."""
     if key in CHAT_KEYS:
@@ -161,7 +175,8 @@ def redact_tree(obj: Any) -> Any:
         out = {}
         for k, v in obj.items():
             kind = hides(k)
-            out[k] = hide_strings(v, kind) if kind else redact_tree(v)
+            keyed = redact_derived(k, v) if isinstance(v, str) else None
+            out[k] = hide_strings(v, kind) if kind else keyed if keyed is not None else redact_tree(v)
         return out
     if isinstance(obj, list):
         return [redact_tree(v) for v in obj]

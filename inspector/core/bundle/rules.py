@@ -118,6 +118,16 @@ def rule_for(rules: Rules[str, str], key: str) -> str | None:
     return rule
 
 
+def derived_from_text(key: str) -> str | None:
+    """:data:`HEX` or :data:`DIGEST` when a keep-list treats ``key``'s value as derived from a
+    text (the window keys these too when it redacts), else ``None``."""
+    for rules in KINDS.values():
+        rule = rule_for(rules, key)
+        if rule in (HEX, DIGEST):
+            return rule
+    return None
+
+
 # -- which file is which kind ---------------------------------------------------------------------
 
 #: JSON files of a character folder, by name → kind (memory-format §1.2).
