@@ -1,6 +1,7 @@
 """Benchmark the entry history (``journal.history``) on a generated 1,000,000-event character.
 
     .venv/bin/python bench/bench_history.py [--events N] [--entries N] [--repeat N] [--keep DIR]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python bench/bench_history.py --chart [--chart-events N] [--repeat N]
 
 It builds the same healthy, realistic character as ``bench/bench_check.py`` (a few thousand
 reflections and persona entries; evidence updates, merges, lifecycle changes, archives), diagnoses
@@ -30,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -73,7 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="rounds; the best of N of each measurement is reported")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR (reused when it already exists)")
     ap.add_argument("--no-precompile", action="store_true", help="do not compile journal/ and inspector/ first")
+    ap.add_argument(
+        "--chart",
+        action="store_true",
+        help="instead: the window's history chart for an entry of --chart-events events, against a bare line plot",
+    )
+    ap.add_argument("--chart-events", type=int, default=100_000)
     args = ap.parse_args(argv)
+    if args.chart:
+        return bench_chart(args.chart_events, args.repeat, args.keep)
     if not args.no_precompile:
         precompile()
     tmp = None
@@ -156,6 +166,108 @@ def main(argv: list[str] | None = None) -> int:
             f"(median round: entry {statistics.median(rows['warm']) * 1e3:.2f} ms, "
             f"state_at last {statistics.median(rows['last']):.2f} s)"
         )
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+# -- the window's chart (issue 18 item 3) ------------------------------------------------------------
+
+TARGET_CHART = 2.0
+
+
+def bench_chart(touching: int, repeat: int, keep: str | None) -> int:
+    """The history chart of one entry touched by ``touching`` events, against a bare line plot.
+
+    Both sides, in the same run, offscreen: build the widget, give it the data, let the event
+    loop settle (``processEvents``) and force one paint (``grab``). The chart's side starts from
+    the :class:`~journal.history.EntryHistory` (its numpy arrays are part of the time); the bare
+    side from ready numpy arrays: ``pg.PlotWidget().plot(x, y)`` of the same points' reinforcement,
+    and, for reference, of all three series it draws. Target: <= 2x the bare plot.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    from inspector.widgets.history_panel import SERIES, HistoryChart, chart_arrays
+
+    app = QApplication.instance() or QApplication([])
+    tmp = None
+    if keep:
+        root = Path(keep)
+    else:
+        tmp = tempfile.mkdtemp(prefix="bench-chart-")
+        root = Path(tmp)
+    char_dir = root / CHARACTER
+    try:
+        if not (char_dir / JOURNAL_NAME).exists():
+            # Two entries: the reflection gets ~61% of bench_check's mix of events.
+            generate_character(char_dir, int(touching / 0.6) + 1000, 2)
+        history = JournalHistory(diagnose_character(char_dir))
+        index = history.index()
+        ref = max((r for r in index if r is not None), key=lambda r: len(index[r]))
+        key = EntryKey(ref) if "/" not in ref else EntryKey(*reversed(ref.split("/", 1)))
+        t0 = time.perf_counter()
+        entry = history.entry(key)
+        print(f"entry {ref}: {len(entry.points):,} events (history built in {time.perf_counter() - t0:.2f} s)")
+        arrays = chart_arrays(entry)
+        x = arrays.x
+        series = [arrays.values[name] for name, *_ in SERIES]
+        size = (900, 500)
+
+        def draw(widget: Any, fill: Callable[[Any], None]) -> None:
+            widget.resize(*size)
+            fill(widget)
+            app.processEvents()
+            widget.grab()
+            widget.deleteLater()
+
+        def chart() -> None:
+            draw(HistoryChart(), lambda w: w.set_history(entry))
+
+        def chart_prebuilt() -> None:  # the arrays built in the controller's worker
+            draw(HistoryChart(), lambda w: w.set_history(entry, chart_arrays_ready))
+
+        def bare() -> None:
+            draw(pg.PlotWidget(), lambda w: w.plot(x, series[0]))
+
+        def bare_all() -> None:
+            draw(pg.PlotWidget(), lambda w: [w.plot(x, y) for y in series])
+
+        chart_arrays_ready = arrays
+        cases = {"chart": chart, "chart_pre": chart_prebuilt, "bare": bare, "bare_all": bare_all}
+        rows: dict[str, list[float]] = {k: [] for k in cases}
+        arrays_s = []
+        for fn in cases.values():
+            fn()  # warm: first-use costs (fonts, symbol atlas) are not drawing
+        for round_no in range(repeat):
+            for name, fn in cases.items():
+                rows[name].append(best(fn, 5))
+                app.processEvents()
+            arrays_s.append(best(lambda: chart_arrays(entry), 5))
+            print(
+                f"  round {round_no + 1}: chart {rows['chart'][-1] * 1e3:.1f} ms "
+                f"(arrays ready {rows['chart_pre'][-1] * 1e3:.1f} ms), bare line {rows['bare'][-1] * 1e3:.1f} ms, "
+                f"bare 3 lines {rows['bare_all'][-1] * 1e3:.1f} ms",
+                flush=True,
+            )
+        b = {k: min(v) for k, v in rows.items()}
+        ok = "OK" if b["chart"] / b["bare"] <= TARGET_CHART else "MISSED"
+        print(f"best of {repeat} rounds of 5; {len(x):,} points; {size[0]}x{size[1]} offscreen")
+        print(f"bare line plot, pg.PlotWidget().plot(x, y):      {b['bare'] * 1e3:7.1f} ms")
+        print(f"bare line plot of the chart's 3 series:          {b['bare_all'] * 1e3:7.1f} ms")
+        print(
+            f"history chart (arrays built in it):              {b['chart'] * 1e3:7.1f} ms  "
+            f"{b['chart'] / b['bare']:5.2f}x the bare line  (target <= {TARGET_CHART:.1f}x)  {ok}   "
+            f"[{b['chart'] / b['bare_all']:.2f}x the 3 bare lines]"
+        )
+        print(
+            f"history chart (arrays ready, from the worker):   {b['chart_pre'] * 1e3:7.1f} ms  "
+            f"{b['chart_pre'] / b['bare']:5.2f}x the bare line   "
+            f"[{b['chart_pre'] / b['bare_all']:.2f}x the 3 bare lines]"
+        )
+        print(f"of which chart_arrays (numpy, once):             {min(arrays_s) * 1e3:7.1f} ms")
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

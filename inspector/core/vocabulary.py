@@ -10,15 +10,20 @@ from __future__ import annotations
 from journal.diagnosis import EventInfo, Finding, OutboxOp
 from journal.diagnosis.values import EntryChange, ServerStart, is_server_start_finding, is_shown
 from journal.events import JOURNAL_NAME
+from journal.history import UNKNOWN, EntryHistory, EntryKey, Point
 from journal.outbox import OUTBOX_NAME
 
 __all__ = [
     "JOURNAL_NAME",
     "OUTBOX_NAME",
+    "UNKNOWN",
     "EntryChange",
+    "EntryHistory",
+    "EntryKey",
     "EventInfo",
     "Finding",
     "OutboxOp",
+    "Point",
     "ServerStart",
     "is_server_start_finding",
     "is_shown",
