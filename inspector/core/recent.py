@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from journal import fs
 
 #: How many locations the File ▸ Recent menu lists.
 MAX_RECENT = 10
@@ -56,19 +57,14 @@ class RecentLocations:
         self._save(items)
         return items
 
+    def clear(self) -> list[str]:
+        """Forget every location (File ▸ Clear recent); returns the new, empty list."""
+        self._save([])
+        return []
+
     def _save(self, items: list[str]) -> None:
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".recent.", suffix=".tmp", dir=self.file.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(items, fh, ensure_ascii=False, indent=1)
-                os.replace(tmp, self.file)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            fs.ensure_dir(self.file.parent)
+            fs.atomic_write_bytes(self.file, json.dumps(items, ensure_ascii=False, indent=1).encode("utf-8"))
         except OSError:
             pass

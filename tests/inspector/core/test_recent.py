@@ -29,3 +29,11 @@ def test_unwritable_config_folder_is_not_an_error(tmp_path):
     recent = RecentLocations(blocker / "cfg")  # its parent is a file: cannot be created
     assert recent.add(tmp_path / "x") == [os.path.abspath(tmp_path / "x")]
     assert recent.load() == []
+
+
+def test_clear_forgets_every_location(tmp_path):
+    recent = RecentLocations(tmp_path / "cfg")
+    recent.add(tmp_path / "a")
+    assert recent.clear() == []
+    assert RecentLocations(tmp_path / "cfg").load() == []
+    assert [p.name for p in (tmp_path / "cfg").iterdir()] == ["recent.json"]
