@@ -10,15 +10,20 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEventLoop, QMessageLogContext, QSettings, QTimer, QtMsgType, qInstallMessageHandler
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 import resources
+from inspector.controllers.appearance import Appearance, theme_palette
+from inspector.controllers.appearance import dark_palette as dark_palette  # re-exported: its old home
+from inspector.controllers.bookmarks import BookmarkController
 from inspector.controllers.context import AppContext, replay_target
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
+from inspector.controllers.export import ExportController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
+from inspector.core.appearance import THEME_ENV, effective_theme
+from inspector.core.bookmarks import BookmarkStore
 from inspector.core.live import ObserverFactory
 from inspector.core.loader import Diagnose
 from inspector.core.prompter import HeadlessPrompter, Prompter
@@ -34,7 +39,7 @@ SCREENSHOT_TIMEOUT = 300
 
 
 def make_application() -> QApplication:
-    """The QApplication (created once), with Fusion style, the theme and the stylesheet."""
+    """The QApplication (created once), with Fusion style, ``$MEMORY_INSPECTOR_THEME`` and the stylesheet."""
     app = QApplication.instance()
     if app is None:
         app = QApplication([sys.argv[0] if sys.argv else "memory-inspector"])
@@ -42,36 +47,14 @@ def make_application() -> QApplication:
     app.setApplicationName("Memory Inspector")
     app.setOrganizationName("memory-inspector")
     app.setStyle("Fusion")
-    if os.environ.get("MEMORY_INSPECTOR_THEME", "").lower() == "dark":
-        app.setPalette(dark_palette())
+    env_theme = os.environ.get(THEME_ENV)
+    if env_theme:  # the override; the window's own choice is applied with its settings (build_window)
+        app.setPalette(theme_palette(effective_theme(None, env_theme)))
     try:
         app.setStyleSheet(resources.path("style.qss").read_text(encoding="utf-8"))
     except OSError:
         pass
     return app
-
-
-def dark_palette() -> QPalette:
-    """A dark Fusion palette (``MEMORY_INSPECTOR_THEME=dark``)."""
-    p = QPalette()
-    role = QPalette.ColorRole
-    for r, c in (
-        (role.Window, "#2b2d30"),
-        (role.WindowText, "#dfe1e5"),
-        (role.Base, "#1e1f22"),
-        (role.AlternateBase, "#26282b"),
-        (role.Text, "#dfe1e5"),
-        (role.Button, "#33353a"),
-        (role.ButtonText, "#dfe1e5"),
-        (role.Highlight, "#3574f0"),
-        (role.HighlightedText, "#ffffff"),
-        (role.ToolTipBase, "#3c3f41"),
-        (role.ToolTipText, "#dfe1e5"),
-        (role.PlaceholderText, "#8c8f94"),
-        (role.Link, "#6aa0ff"),
-    ):
-        p.setColor(r, QColor(c))
-    return p
 
 
 def build_context(
@@ -113,6 +96,7 @@ def build_context(
         )
         controller.folder_changed.connect(lambda _path: session.reload("The folder was replayed: reloaded."))
         controller.open_requested.connect(session.open_path)
+    settings = QSettings(str(config / "layout.ini"), QSettings.Format.IniFormat)
     return AppContext(
         dispatcher=dispatcher,
         session=session,
@@ -120,13 +104,17 @@ def build_context(
         replay=controller,
         prompter=the_prompter,
         recent=RecentLocations(config),
-        settings=QSettings(str(config / "layout.ini"), QSettings.Format.IniFormat),
+        settings=settings,
+        bookmarks=BookmarkController(session, BookmarkStore(config)),
+        appearance=Appearance(settings, os.environ.get(THEME_ENV)),
+        exporter=ExportController(session, dispatcher),
     )
 
 
 def build_window(**kwargs: Any) -> MainWindow:
     """The window around a fresh :func:`build_context` (same arguments)."""
     context = build_context(**kwargs)
+    context.appearance.apply_theme()  # the kept theme (or the environment's override)
     window = MainWindow(context)
     context.session.timeline_model.set_palette(window.palette())
     return window

@@ -33,7 +33,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -123,6 +123,9 @@ class TerminalPrompter:
         return None
 
     def ask_event_id(self) -> str | None:
+        return None
+
+    def choose_save_path(self, title: str, start: str, filters: Sequence[str]) -> str | None:
         return None
 
     def show_error(self, title: str, message: str) -> None:

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 
+from inspector.controllers.appearance import Appearance
+from inspector.controllers.bookmarks import BookmarkController
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
+from inspector.controllers.export import ExportController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
 from inspector.core.prompter import Prompter
@@ -27,6 +30,9 @@ class AppContext:
         prompter: every question to the person (dialogs; headless in tests and screenshots).
         recent: the recent locations.
         settings: where the window keeps its layout and preferences.
+        bookmarks: the bookmarked rows of the character shown, kept per folder.
+        appearance: the theme and the font zoom, kept in ``settings``.
+        exporter: copies and exports of rows and findings, in the background.
     """
 
     dispatcher: GuiDispatcher
@@ -36,6 +42,9 @@ class AppContext:
     prompter: Prompter
     recent: RecentLocations
     settings: QSettings
+    bookmarks: BookmarkController
+    appearance: Appearance
+    exporter: ExportController
 
 
 def replay_target(session: SessionController) -> tuple[str, str | None] | None:

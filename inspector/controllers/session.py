@@ -391,7 +391,7 @@ class SessionController(QObject):
             self._filter_job.cancel()
             self._filter_job = None
         try:
-            flt.pattern()
+            flt.validate()
         except FilterError:
             return
         rows = len(tl.refs)

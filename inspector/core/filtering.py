@@ -1,4 +1,5 @@
-"""The timeline filter: event types, states, free text or regex over payloads, entry id."""
+"""The timeline filter: event types, states, a time range, free text or regex over payloads, entry id;
+and the first row at or after a time ("go to time")."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from inspector.core.jobs import CancelToken
 from inspector.core.payloads import RecordReader, compile_search, payload_matches, search_payloads
 from inspector.core.timeline import DAMAGED, CharacterTimeline
+from inspector.core.timestamps import parse_time_input, ts_key
 
 #: The type filter's name for damaged lines (they have no event type).
 DAMAGED_TYPE = "(damaged line)"
@@ -32,6 +34,10 @@ class TimelineFilter:
         text: free text, or a regular expression when ``regex``, searched in payloads.
         regex: treat ``text`` as a regular expression.
         entry: keep events touching an entry whose key contains this (case-insensitive).
+        since, until: a time range as typed (:func:`~inspector.core.timestamps.parse_time_input`;
+            ``until`` covers the precision it was typed at). It keeps the events whose ``ts`` is in
+            it, wherever they are in the journal (``ts`` is not monotonic); rows without a
+            timestamp (damaged lines, an event without ``ts``) are not in any range.
     """
 
     types: frozenset[str] | None = None
@@ -39,15 +45,41 @@ class TimelineFilter:
     text: str = ""
     regex: bool = False
     entry: str = ""
+    since: str = ""
+    until: str = ""
 
     @property
     def active(self) -> bool:
-        return self.types is not None or self.states is not None or bool(self.text) or bool(self.entry)
+        return self.by_fields or bool(self.text)
+
+    @property
+    def by_time(self) -> bool:
+        return bool(self.since.strip() or self.until.strip())
 
     @property
     def by_fields(self) -> bool:
         """Whether it filters on anything but payload text."""
-        return self.types is not None or self.states is not None or bool(self.entry)
+        return self.types is not None or self.states is not None or bool(self.entry) or self.by_time
+
+    def time_bounds(self) -> tuple[str | None, str | None]:
+        """The range as :func:`~inspector.core.timestamps.ts_key` bounds (``None``: open).
+
+        Raises:
+            FilterError: a bound is not a time, or the range ends before it starts.
+        """
+        try:
+            low = parse_time_input(self.since)
+            high = parse_time_input(self.until, end=True)
+        except ValueError as exc:
+            raise FilterError(str(exc)) from None
+        if low is not None and high is not None and high < low:
+            raise FilterError("the time range ends before it starts")
+        return low, high
+
+    def validate(self) -> None:
+        """Raise :class:`FilterError` when the filter cannot be applied (a bad regex or time)."""
+        self.time_bounds()
+        self.pattern()
 
     @property
     def needs_payloads(self) -> bool:
@@ -75,10 +107,13 @@ def filter_fields(timeline: CharacterTimeline, refs: Sequence[int], flt: Timelin
     types, entries = timeline.events.types(), timeline.events.entries
     wanted_types, wanted_states = flt.types, flt.states
     needle = flt.entry.lower()
+    low, high = flt.time_bounds()
+    timed = low is not None or high is not None
+    records = timeline.events.records
     state = timeline.state
     damaged_ok = (wanted_types is None or DAMAGED_TYPE in wanted_types) and (
         wanted_states is None or DAMAGED in wanted_states
-    ) and not needle
+    ) and not needle and not timed
     out: list[int] = []
     for r in refs:
         if r < 0:
@@ -93,8 +128,35 @@ def filter_fields(timeline: CharacterTimeline, refs: Sequence[int], flt: Timelin
             entry = entries[r]
             if entry is None or needle not in entry.lower():
                 continue
+        if timed:
+            key = ts_key(records[r].ts)
+            if key is None or (low is not None and key < low) or (high is not None and key > high):
+                continue
         out.append(r)
     return out
+
+
+def first_at_or_after(timeline: CharacterTimeline, refs: Sequence[int], text: str) -> int | None:
+    """"Go to time": the position in ``refs`` of the first event, in journal order, whose ``ts`` is
+    at or after the time typed (not the earliest such time: ``ts`` is not monotonic); ``None``
+    when no row is.
+
+    Raises:
+        FilterError: ``text`` is not a time.
+    """
+    try:
+        bound = parse_time_input(text)
+    except ValueError as exc:
+        raise FilterError(str(exc)) from None
+    if bound is None:
+        return None
+    records = timeline.events.records
+    for pos, r in enumerate(refs):
+        if r >= 0:
+            key = ts_key(records[r].ts)
+            if key is not None and key >= bound:
+                return pos
+    return None
 
 
 def apply_filter(
@@ -106,9 +168,10 @@ def apply_filter(
     """The refs that pass ``flt``, in file order.
 
     Raises:
-        FilterError: an invalid regular expression.
+        FilterError: an invalid regular expression or time.
         Cancelled: the token was cancelled during the payload search.
     """
+    flt.validate()
     pattern = flt.pattern()
     if pattern is None:
         return filter_fields(timeline, refs, flt)

@@ -29,7 +29,7 @@ from journal.reader import Defect
 
 _READ_STEP = 4096
 #: Records longer than this are not parsed for a summary (the detail pane still shows them).
-_SUMMARY_LIMIT = 1 << 20
+SUMMARY_LIMIT = 1 << 20
 
 
 def _line_at(fh: Any, offset: int, limit: int | None) -> bytes:
@@ -122,29 +122,32 @@ class SummaryCache:
         ref = refs[pos]
         tl = self.timeline
         if ref < 0:
-            return defect_summary(tl.defects[~ref])
+            return defect_summary(tl.defects[~ref], redact=self.redact)
         text = self._cache.get(ref)
         if text is not None:
             return text
         lo, hi = max(0, pos - window), min(len(refs), pos + window)
         todo = [r for r in refs[lo:hi] if r >= 0 and r not in self._cache]
         events = tl.events
-        raw = self.reader.raw_records((events.offset(r) for r in todo), limit=_SUMMARY_LIMIT)
+        raw = self.reader.raw_records((events.offset(r) for r in todo), limit=SUMMARY_LIMIT)
         for r in todo:
-            data = raw.get(events.offset(r))
-            if data is None:
-                text = "(record not readable)"
-            elif len(data) > _SUMMARY_LIMIT:
-                text = f"(record of more than {_SUMMARY_LIMIT >> 20} MiB)"
-            else:
-                try:
-                    record = loads_exact(data.lstrip(b"\xef\xbb\xbf"))
-                    payload = record.get("payload") if isinstance(record, dict) else None
-                    text = summarize(events.type(r), {} if payload is None else payload, redact=self.redact)
-                except ValueError:
-                    text = "(record no longer parses: the journal changed)"
-            self._store(r, text)
+            self._store(r, record_summary(events.type(r), raw.get(events.offset(r)), redact=self.redact))
         return self._cache.get(ref, "")
+
+
+def record_summary(event_type: str, data: bytes | None, *, redact: bool = False) -> str:
+    """The summary column of an event from its journal line (``None``: it could not be read),
+    read with ``limit=SUMMARY_LIMIT`` (the table's, and the copies' and exports')."""
+    if data is None:
+        return "(record not readable)"
+    if len(data) > SUMMARY_LIMIT:
+        return f"(record of more than {SUMMARY_LIMIT >> 20} MiB)"
+    try:
+        record = loads_exact(data.lstrip(b"\xef\xbb\xbf"))
+        payload = record.get("payload") if isinstance(record, dict) else None
+        return summarize(event_type, {} if payload is None else payload, redact=redact)
+    except ValueError:
+        return "(record no longer parses: the journal changed)"
 
 
 # -- searching payloads ------------------------------------------------------------------------

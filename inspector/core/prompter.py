@@ -63,6 +63,17 @@ class Prompter(Protocol):
         """An event id, a prefix of one, or ``#index``; ``None`` when cancelled."""
         ...
 
+    def choose_save_path(self, title: str, start: str, filters: Sequence[str]) -> str | None:
+        """Where to write a file (an export), or ``None`` when cancelled.
+
+        Args:
+            title: what is saved (the dialog's title).
+            start: the folder, or the suggested file path, to start from.
+            filters: name filters such as ``"CSV files (*.csv)"``; the first one's suffix is
+                added to a name typed without one.
+        """
+        ...
+
     def show_error(self, title: str, message: str) -> None:
         """Tell the person something failed (the window stays usable)."""
         ...
@@ -97,13 +108,14 @@ class HeadlessPrompter:
             ``key → bool`` (keys not in it get ``default``), or ``fn(question) -> bool``. The plan
             review is answered as its question (``confirm_apply``) is.
         default: the answer for keys a mapping does not name.
-        folder, zip_file, event_id, backup: the answers to the choosers.
+        folder, zip_file, event_id, backup, save_path: the answers to the choosers.
 
     Attributes:
         asked: every yes/no question asked (the review's included), in order.
         notes: every notification, in order.
         errors: ``(title, message)`` pairs shown so far.
         results: every replay result shown.
+        save_requests: ``(title, start, filters)`` of every save-path question, in order.
     """
 
     def __init__(
@@ -115,6 +127,7 @@ class HeadlessPrompter:
         zip_file: str | None = None,
         event_id: str | None = None,
         backup: Path | None = None,
+        save_path: str | None = None,
     ) -> None:
         self._answers = answers
         self._default = default
@@ -122,6 +135,8 @@ class HeadlessPrompter:
         self.zip_file = zip_file
         self.event_id = event_id
         self.backup = backup
+        self.save_path = save_path
+        self.save_requests: list[tuple[str, str, tuple[str, ...]]] = []
         self.asked: list[Question] = []
         self.notes: list[str] = []
         self.errors: list[tuple[str, str]] = []
@@ -135,6 +150,10 @@ class HeadlessPrompter:
 
     def ask_event_id(self) -> str | None:
         return self.event_id
+
+    def choose_save_path(self, title: str, start: str, filters: Sequence[str]) -> str | None:
+        self.save_requests.append((title, start, tuple(filters)))
+        return self.save_path
 
     def show_error(self, title: str, message: str) -> None:
         self.errors.append((title, message))

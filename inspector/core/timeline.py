@@ -86,7 +86,7 @@ _EVIDENCE_LABELS = (
 
 def summarize(event_type: str, payload: Any, *, redact: bool = False) -> str:
     """One line saying what an event does, for the timeline's summary column."""
-    from inspector.core.redaction import redact_text
+    from inspector.core.redaction import redact_derived, redact_text
 
     if not isinstance(payload, dict):
         return f"payload is a {type(payload).__name__}, not an object" if payload else "(empty payload)"
@@ -108,7 +108,8 @@ def summarize(event_type: str, payload: Any, *, redact: bool = False) -> str:
             parts.append(f"{len(merged)} merged id{'s' if len(merged) != 1 else ''}")
         sha = payload.get("rewrite_text_sha256")
         if isinstance(sha, str) and sha:
-            parts.append(f"new text sha256 {sha[:8]}…")
+            shown = (redact_derived("rewrite_text_sha256", sha) or "") if redact else sha
+            parts.append(f"new text sha256 {shown[:8]}…")
         if "reinforcement" in payload:
             parts.append(f"rein {_num(payload['reinforcement'])}")
         return " · ".join(parts)
@@ -141,9 +142,15 @@ def summarize(event_type: str, payload: Any, *, redact: bool = False) -> str:
     return ", ".join(shown) or "(empty payload)"
 
 
-def defect_summary(defect: Defect) -> str:
-    """One line for a damaged line's row."""
-    text = defect.message
+def defect_summary(defect: Defect, *, redact: bool = False) -> str:
+    """One line for a damaged line's row. With ``redact``, nothing of the line is quoted (its
+    message quotes the start of a malformed line): what is wrong and a redaction label instead."""
+    if redact:
+        from inspector.core.redaction import damaged_token
+
+        text = f"{DEFECT_TEXT.get(defect.kind, defect.kind)} {damaged_token('line', defect.length)}"
+    else:
+        text = defect.message
     if defect.recovered_event_id:
         text += f" (event {defect.recovered_event_id} recovered from it)"
     return text

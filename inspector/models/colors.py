@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor, QPalette
 
+from inspector.core.export import STATE_LABELS  # noqa: F401  (its home is the rows' texts; re-exported)
+
 #: Hue per row state (legend order). Applied is a faint tint: it is most rows and not a problem.
 STATE_HUES: dict[str, tuple[str, float]] = {
     "applied": ("#3aa655", 0.14),
@@ -19,15 +21,6 @@ STATE_HUES: dict[str, tuple[str, float]] = {
     "damaged": ("#8a6d3b", 0.40),
 }
 
-STATE_LABELS = {
-    "applied": "applied",
-    "pending": "pending",
-    "blocked": "blocked",
-    "orphaned": "orphaned",
-    "suspect": "suspect",
-    "damaged": "damaged line",
-    "loading": "…",
-}
 
 
 def is_dark(palette: QPalette) -> bool:

@@ -9,7 +9,19 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QPalette
 
-from inspector.core.timeline import DEFECT_TEXT, REASON_TEXT, CharacterTimeline, Row
+# The columns, and what a row shows in them, have their home with the rows' texts (copies and exports
+# show the same); the column names are re-exported from here for the views.
+from inspector.core.export import (  # noqa: F401
+    COL_ENTRY,
+    COL_INDEX,
+    COL_STATE,
+    COL_SUMMARY,
+    COL_TIME,
+    COL_TYPE,
+    COLUMNS,
+    cell_text,
+)
+from inspector.core.timeline import REASON_TEXT, CharacterTimeline, Row
 from inspector.models.colors import STATE_LABELS, state_color
 from journal.diagnosis import EventInfo
 
@@ -20,24 +32,12 @@ REF_ROLE = Qt.ItemDataRole.UserRole + 1
 STATE_ROLE = Qt.ItemDataRole.UserRole + 2
 EVENT_ID_ROLE = Qt.ItemDataRole.UserRole + 3
 
-COLUMNS = ("#", "Time", "Type", "Entry", "Summary", "State")
-COL_INDEX, COL_TIME, COL_TYPE, COL_ENTRY, COL_SUMMARY, COL_STATE = range(len(COLUMNS))
-
 #: Gives the summary of row ``refs[pos]`` (may read payloads around it); see ``core.payloads.SummaryCache``.
 SummaryProvider = Callable[[Sequence[int], int], str]
 
 
 def _no_summary(refs: Sequence[int], pos: int) -> str:
     return ""
-
-
-def _short_ts(ts: str) -> str:
-    """``2026-04-23T12:00:00.123456`` → ``04-23 12:00:00.123`` (the full value is in the tooltip)."""
-    date, sep, time = ts.partition("T")
-    if not sep or len(date) != 10:
-        return ts
-    whole, dot, frac = time.partition(".")
-    return f"{date[5:]} {whole}{dot}{frac[:3]}" if dot else f"{date[5:]} {whole}"
 
 
 class EventTableModel(QAbstractTableModel):
@@ -248,24 +248,7 @@ class EventTableModel(QAbstractTableModel):
 
     @staticmethod
     def _display(row: Row, state: str, col: int) -> str:
-        if isinstance(row, EventInfo):
-            if col == COL_INDEX:
-                return str(row.index)
-            if col == COL_TIME:
-                return _short_ts(row.ts)
-            if col == COL_TYPE:
-                return row.type or "(no type)"
-            if col == COL_ENTRY:
-                return row.entry or ""
-            label = STATE_LABELS.get(state, state)
-            return f"{label} · {row.reason}" if row.reason and state != "loading" else label
-        if col == COL_TIME:
-            return f"line {row.line}"
-        if col == COL_TYPE:
-            return f"⚠ {DEFECT_TEXT.get(row.kind, row.kind)}"
-        if col == COL_STATE:
-            return STATE_LABELS["damaged"]
-        return ""
+        return cell_text(row, state, col)
 
     @staticmethod
     def _tooltip(row: Row) -> str:

@@ -4,6 +4,7 @@ Findings, Outbox. Each panel renders what it is given and turns clicks into sign
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
@@ -42,6 +43,7 @@ from inspector.models.timeline_model import (
     EventTableModel,
 )
 from inspector.widgets import icons
+from inspector.widgets.find import MatchDelegate, MatchHighlighter
 
 
 def _mono() -> QFont:
@@ -145,6 +147,16 @@ class EventDetail(QWidget):
         layout.addWidget(split, 1)
         layout.addLayout(buttons)
         self._set_buttons(False)
+        # The find's matches (issue 16 item 15), in the payload as a tree and as raw JSON.
+        self.tree_matches = MatchDelegate(self.tree)
+        self.tree.setItemDelegate(self.tree_matches)
+        self.raw_matches = MatchHighlighter(self.raw.document(), self.raw.palette())
+
+    def set_highlight(self, pattern: re.Pattern[str] | None) -> None:
+        """Highlight ``pattern``'s matches in the payload views (``None``: none)."""
+        self.tree_matches.pattern = pattern
+        self.tree.viewport().update()
+        self.raw_matches.set_pattern(pattern)
 
     def _set_buttons(self, on: bool) -> None:
         for b in (self.copy_payload, self.copy_record, self.copy_id):

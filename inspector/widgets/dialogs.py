@@ -3,6 +3,7 @@ and :class:`DialogPrompter`, the window's :class:`~inspector.core.prompter.Promp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,6 +34,22 @@ class OpenZipDialog:
     def ask(cls, parent: QWidget | None, start: str) -> str | None:
         path, _ = QFileDialog.getOpenFileName(parent, "Open zip export", start, "Zip exports (*.zip);;All files (*)")
         return path or None
+
+
+class SaveFileDialog:
+    """Choose where to write a file; a name typed without a suffix gets the first filter's."""
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, title: str, start: str, filters: Sequence[str]) -> str | None:
+        dialog = QFileDialog(parent, title, start, ";;".join(filters))
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setFileMode(QFileDialog.FileMode.AnyFile)
+        suffix = re.search(r"\(\*\.([A-Za-z0-9]+)", filters[0]) if filters else None
+        if suffix is not None:
+            dialog.setDefaultSuffix(suffix.group(1))
+        if dialog.exec() != QFileDialog.DialogCode.Accepted or not dialog.selectedFiles():
+            return None
+        return dialog.selectedFiles()[0] or None
 
 
 class GoToEventDialog(QInputDialog):
@@ -109,6 +126,9 @@ class DialogPrompter:
 
     def ask_event_id(self) -> str | None:
         return GoToEventDialog.ask(self.parent)
+
+    def choose_save_path(self, title: str, start: str, filters: Sequence[str]) -> str | None:
+        return SaveFileDialog.ask(self.parent, title, start, filters)
 
     def show_error(self, title: str, message: str) -> None:
         ErrorDialog.show(self.parent, title, message)

@@ -20,6 +20,7 @@ GOTO = "goto"
 COPY = "copy"
 CANCEL = "cancel"
 FILTER = "filter"
+CLOCK = "clock"
 APP = "app"
 
 _cache: dict[tuple[str, str], QIcon] = {}

@@ -29,11 +29,16 @@ from inspector.core.replay_preview import ReplayPreview, diff_as_tree
 from inspector.core.timeline import Row, SentinelState
 from inspector.core.vocabulary import JOURNAL_NAME, OUTBOX_NAME, EventInfo, Finding
 from inspector.widgets import icons
+from inspector.widgets.bookmark_actions import BookmarkActions
 from inspector.widgets.characters import CharacterList
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
+from inspector.widgets.find import TimelineFind
 from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
+from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
+from inspector.widgets.settings_menu import SettingsActions
+from inspector.widgets.timeline_menu import RowActions
 from inspector.widgets.timeline_view import (
     HeaderLayouts,
     SentinelBar,
@@ -82,6 +87,8 @@ class MainWindow(QMainWindow):
         filter_bar: the filter bar.
         server_panel: what the memory server's next start does to the shown character (first).
         sentinel_bar: what our guarded replay makes of it: the sentinel summary / banner (second).
+        ruler: the overview ruler beside the timeline's scrollbar (problems, bookmarks, sentinel).
+        finder, bookmark_actions, settings_actions: find (Ctrl+F, F3), bookmarks (Ctrl+B, F2), settings.
     """
 
     closing = Signal()
@@ -120,7 +127,8 @@ class MainWindow(QMainWindow):
         centre_layout.addWidget(self.server_panel)
         centre_layout.addWidget(self.sentinel_bar)
         centre_layout.addWidget(self.filter_bar)
-        centre_layout.addWidget(self.timeline, 1)
+        self.ruler = OverviewRuler(self.timeline)
+        centre_layout.addWidget(with_ruler(self.timeline, self.ruler), 1)
         centre_layout.addWidget(self.legend)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.characters)
@@ -134,6 +142,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(split)
 
         self._build_status_bar()
+        self.finder = TimelineFind(self)
+        self.bookmark_actions = BookmarkActions(self, context.bookmarks)
+        self.settings_actions = SettingsActions(self, context.appearance)
+        self.row_actions = RowActions(self)  # copy, the rows' menu, export, go to time
         self._build_actions()
         if context.replay is not None:
             self.tools_menu.addAction(context.replay.replay_action)
@@ -222,6 +234,7 @@ class MainWindow(QMainWindow):
         self.timeline.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.timeline.following_changed.connect(self.follow_action.setChecked)
         self.sentinel_bar.jump_requested.connect(self.jump_to_sentinel)
+        self.ruler.row_requested.connect(self._select_position)
         self.filter_bar.filter_changed.connect(self._on_filter_changed)
         self.source.preview_ready.connect(self._on_replay_preview)
         self.detail.views.file_requested.connect(self._on_view_file_requested)
@@ -257,6 +270,7 @@ class MainWindow(QMainWindow):
             action = self.recent_menu.addAction(path)
             action.triggered.connect(lambda _checked=False, p=path: self.session.open_path(p))
         self.recent_menu.setEnabled(bool(items))
+        self.settings_actions.clear_recent_action.setEnabled(bool(items))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Override: accept a dragged local folder or zip."""

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.columns import fit_widths
 from inspector.core.timeline import SentinelState
 from inspector.models.colors import STATE_LABELS, accent_color, blend, readable_on, state_color
 from inspector.models.timeline_model import (
@@ -37,6 +38,7 @@ from inspector.models.timeline_model import (
     EventTableModel,
 )
 from inspector.widgets import icons
+from inspector.widgets.cell_marks import TimelineCellMarks
 from inspector.widgets.server_start import server_color
 
 #: Thickness of the sentinel line, in pixels.
@@ -93,7 +95,8 @@ class _InsetDelegate(QStyledItemDelegate):
         if top or bottom:
             option = QStyleOptionViewItem(option)
             option.rect = option.rect.adjusted(0, top, 0, -bottom)
-        super().paint(painter, option, index)
+        if not self._view.cell_marks.paint(self, self._view.horizontalHeader(), painter, option, index):
+            super().paint(painter, option, index)
 
 
 class TimelineView(QTableView):
@@ -125,7 +128,9 @@ class TimelineView(QTableView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # Several rows (Shift/Ctrl-click, Ctrl+A) for copies; the current row is the one the detail shows.
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)  # the rows' menu: timeline_menu
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # ids and types differ at both ends
@@ -142,6 +147,7 @@ class TimelineView(QTableView):
         self._row_height = QFontMetrics(self.font()).height() + 6
         vh.setDefaultSectionSize(self._row_height)
         self._insets: dict[int, tuple[int, int]] = {}
+        self.cell_marks = TimelineCellMarks()  # find matches and bookmarks (the window sets them)
         self.horizontalHeader().setHighlightSections(False)
         #: Whether the columns still follow the room there is (until the user resizes one).
         self.auto_fit = True
@@ -189,7 +195,7 @@ class TimelineView(QTableView):
         fm = QFontMetrics(self.font())
         return {
             COL_INDEX: self._index_width(),
-            COL_TIME: fm.horizontalAdvance("04-23 12:00:00.000") + 12,
+            COL_TIME: fm.horizontalAdvance("2026-04-23 12:00:00.000") + 12,
             COL_TYPE: fm.horizontalAdvance("reflection.evidence_updated") + 12,
             COL_ENTRY: fm.horizontalAdvance("ref_0123456789abcdef") + 10,
             COL_STATE: fm.horizontalAdvance("orphaned · archive_entry_lost") + 10,
@@ -211,13 +217,11 @@ class TimelineView(QTableView):
         }
         fixed = header.sectionSize(COL_INDEX) if not header.isSectionHidden(COL_INDEX) else 0
         shrinkable = [c for c in floors if not header.isSectionHidden(c)]
-        wanted = sum(natural[c] for c in shrinkable)
-        room = self.viewport().width() - fixed
-        scale = min(1.0, room / wanted) if wanted and room > 0 else 1.0
+        widths = fit_widths({c: natural[c] for c in shrinkable}, floors, self.viewport().width() - fixed)
         self._fitting = True
         try:
-            for c in shrinkable:
-                header.resizeSection(c, max(floors[c], int(natural[c] * scale)))
+            for c, width in widths.items():
+                header.resizeSection(c, width)
         finally:
             self._fitting = False
 
@@ -257,11 +261,17 @@ class TimelineView(QTableView):
         self.setPalette(palette)
 
     def changeEvent(self, event: Any) -> None:
-        """Override: re-derive the translucent highlight when the theme changes."""
+        """Override: re-derive the translucent highlight when the theme changes, the rows' height
+        when the font does."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.ApplicationPaletteChange:
             self.setPalette(QPalette())
             self._keep_state_colours_under_selection()
+        if event.type() == QEvent.Type.FontChange:  # the zoom: rows, strips and columns follow the font
+            self._row_height, self._insets = QFontMetrics(self.font()).height() + 6, {}
+            self.verticalHeader().setDefaultSectionSize(self._row_height)
+            self.refresh_marks()
+            self.fit_columns()
 
     def timeline_model(self) -> EventTableModel:
         model = self.model()

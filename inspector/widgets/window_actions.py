@@ -83,16 +83,31 @@ def build_actions(w: MainWindow) -> None:
     file_menu.addAction(w.open_sample_action)
     w.recent_menu = QMenu("Open &recent", w)
     file_menu.addMenu(w.recent_menu)
+    file_menu.addAction(w.settings_actions.clear_recent_action)
     file_menu.addSeparator()
     file_menu.addAction(w.reload_action)
+    w.row_actions.add_export_menu(file_menu)
     file_menu.addSeparator()
     file_menu.addAction(w.quit_action)
     view_menu = menu.addMenu("&View")
     view_menu.addAction(w.redact_action)
     view_menu.addAction(w.follow_action)
     view_menu.addAction(w.clear_filter_action)
+    view_menu.addSeparator()
+    view_menu.addMenu(w.settings_actions.theme_menu)
+    settings = w.settings_actions
+    for a in (settings.zoom_in_action, settings.zoom_out_action, settings.reset_zoom_action):
+        view_menu.addAction(a)
     go_menu = menu.addMenu("&Go")
     for a in (w.jump_action, w.next_problem_action, w.previous_problem_action, w.goto_action):
+        go_menu.addAction(a)
+    go_menu.addAction(w.row_actions.goto_time_action)
+    go_menu.addSeparator()
+    for a in (w.finder.find_action, w.finder.find_next_action, w.finder.find_previous_action):
+        go_menu.addAction(a)
+    go_menu.addSeparator()
+    marks = w.bookmark_actions
+    for a in (marks.toggle_action, marks.next_action, marks.previous_action):
         go_menu.addAction(a)
     #: Actions that change a folder (guarded replay, restore) are added here by the composition root.
     w.tools_menu = menu.addMenu("&Tools")

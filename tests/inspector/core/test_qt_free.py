@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 CORE_MODULES = (
+    "export",
     "filtering",
     "jobs",
     "live",
@@ -17,6 +18,7 @@ CORE_MODULES = (
     "redaction",
     "replay_preview",
     "timeline",
+    "timestamps",
     "text",
     "views",
     "vocabulary",

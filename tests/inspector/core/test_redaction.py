@@ -74,3 +74,21 @@ def test_damaged_token_says_only_a_length_class():
     assert damaged_token("line", 100) == "‹damaged line · up to 128 bytes›"
     assert length_class(1) == "up to 64 bytes" and length_class(5000) == "up to 8 KiB"
     assert length_class(3 << 20) == "up to 4 MiB"
+
+
+def test_text_digests_are_keyed_in_the_window_too():
+    """A plain SHA-256 of a short text can be guessed from a dictionary: with redaction on, the
+    window shows a keyed value for ``rewrite_text_sha256`` and a fact ``hash`` (issue 17)."""
+    import hashlib
+
+    from inspector.core.redaction import redact_tree
+    from inspector.core.timeline import summarize
+
+    digest = hashlib.sha256(b"Master likes green tea").hexdigest()
+    payload = {"entity_key": "master", "entry_id": "e1", "rewrite_text_sha256": digest, "hash": digest[:16]}
+    shown = redact_tree(payload)
+    assert shown["rewrite_text_sha256"] != digest and len(shown["rewrite_text_sha256"]) == 64
+    assert shown["hash"] != digest[:16] and shown["entry_id"] == "e1"
+    assert redact_tree(payload) == shown  # the same value keys the same way within a session
+    assert digest[:8] in summarize("persona.entry_updated", payload)
+    assert digest[:8] not in summarize("persona.entry_updated", payload, redact=True)

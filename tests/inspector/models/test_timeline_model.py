@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 
 from inspector.core.timeline import CharacterTimeline
+from inspector.core.timestamps import format_ts
 from inspector.models.colors import state_color
 from inspector.models.timeline_model import COL_STATE, STATE_ROLE, EventTableModel
 from journal.diagnosis import EventInfo
@@ -40,7 +41,9 @@ def test_dump_after_load(qtmodeltester, timeline):
     assert [r[4] for r in rows] == ["s0", "s1", "s2", "s3", "s4", "s-1"]
     assert [r[5] for r in rows] == ["applied", "applied", "applied", "blocked · no_handler", "pending", "damaged line"]
     assert rows[5][1] == "line 6"
-    assert rows[0][1].startswith(timeline.events[0].ts[5:10] + " ")
+    # the year, and milliseconds (issue 16 item 18): one precision whatever the journal wrote
+    assert rows[0][1] == format_ts(timeline.events[0].ts) and rows[0][1].startswith(timeline.events[0].ts[:10] + " ")
+    assert len(rows[0][1]) == len("2026-04-23 12:00:00.000")
     assert model.headerData(4, Qt.Orientation.Horizontal) == "Summary"
 
 
@@ -53,7 +56,7 @@ def test_live_append_inserts_rows_without_reset(qtmodeltester, qtbot, timeline):
         model.append_rows(added)
     assert blocker.args[1:] == [6, 7]
     qtmodeltester.check(model)
-    assert dump(model)[6][:3] == ["5", "01-01 00:00:00", "fact.added"]
+    assert dump(model)[6][:3] == ["5", "2026-01-01 00:00:00.000", "fact.added"]
     assert dump(model)[7][2] == "⚠ malformed line"
 
 
