@@ -159,7 +159,7 @@ def show_most_interesting(window: MainWindow) -> None:
     tl = folder.timelines[name]
     target = tl.diagnosis.blocked
     if target is None:
-        window.goto_problem(1)
+        window.navigation.goto_problem(1)
     else:
         window.select_ref(target.index)
 

@@ -27,7 +27,7 @@ from inspector.core.loader import LoadedFolder, LoadProgress
 from inspector.core.replay.flow import default_backup_root
 from inspector.core.replay_preview import ReplayPreview, diff_as_tree
 from inspector.core.timeline import Row, SentinelState
-from inspector.core.vocabulary import JOURNAL_NAME, OUTBOX_NAME, EventInfo, Finding
+from inspector.core.vocabulary import EventInfo
 from inspector.widgets import icons
 from inspector.widgets.bookmark_actions import BookmarkActions
 from inspector.widgets.characters import CharacterList
@@ -35,6 +35,7 @@ from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.find import TimelineFind
 from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
+from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import SettingsActions
@@ -146,6 +147,7 @@ class MainWindow(QMainWindow):
         self.bookmark_actions = BookmarkActions(self, context.bookmarks)
         self.settings_actions = SettingsActions(self, context.appearance)
         self.row_actions = RowActions(self)  # copy, the rows' menu, export, go to time
+        self.navigation = Navigation(self)  # sentinel, problems, event ids, findings
         self._build_actions()
         if context.replay is not None:
             self.tools_menu.addAction(context.replay.replay_action)
@@ -233,14 +235,14 @@ class MainWindow(QMainWindow):
         self.characters.selectionModel().currentChanged.connect(self._on_character_clicked)
         self.timeline.selectionModel().currentRowChanged.connect(self._on_row_selected)
         self.timeline.following_changed.connect(self.follow_action.setChecked)
-        self.sentinel_bar.jump_requested.connect(self.jump_to_sentinel)
-        self.ruler.row_requested.connect(self._select_position)
+        self.sentinel_bar.jump_requested.connect(self.navigation.jump_to_sentinel)
+        self.ruler.row_requested.connect(self.select_position)
         self.filter_bar.filter_changed.connect(self._on_filter_changed)
         self.source.preview_ready.connect(self._on_replay_preview)
         self.detail.views.file_requested.connect(self._on_view_file_requested)
         self.detail.views.entry_selected.connect(self._on_entry_selected)
         self.detail.views.provenance_activated.connect(self.select_ref)
-        self.detail.findings.finding_activated.connect(self.activate_finding)
+        self.detail.findings.finding_activated.connect(self.navigation.activate_finding)
         self.detail.event_detail.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.server_panel.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.detail.currentChanged.connect(self._on_tab_changed)
@@ -490,7 +492,7 @@ class MainWindow(QMainWindow):
         elif keep is not None:
             pos = model.position_of(keep)
             if pos is not None:
-                self._select_position(pos)
+                self.select_position(pos)
 
     def _on_timeline_reset(self) -> None:
         self._update_counts()
@@ -571,10 +573,10 @@ class MainWindow(QMainWindow):
             pos = model.position_of(ref)
         if pos is None:
             return False
-        self._select_position(pos)
+        self.select_position(pos)
         return True
 
-    def _select_position(self, pos: int) -> None:
+    def select_position(self, pos: int) -> None:
         index = self.session.timeline_model.index(pos, 0)
         self.timeline.setCurrentIndex(index)
         self.timeline.selectRow(pos)
@@ -649,82 +651,6 @@ class MainWindow(QMainWindow):
             self.detail.views.set_preview(None, f"the dry run failed: {error}")
         else:
             self.detail.views.set_preview(diff_as_tree(preview.diff, row.entry), preview.summary)
-
-    # -- navigation ----------------------------------------------------------------------------------------
-
-    def jump_to_sentinel(self) -> None:
-        model = self.session.timeline_model
-        ref = model.sentinel_ref()
-        if ref is None or model.rowCount() == 0:
-            self.statusBar().showMessage("The sentinel does not point at an event.", 5000)
-            return
-        pos = model.position_of(ref)
-        # Filtered out: land on the nearest row shown, where the marker is drawn.
-        self._select_position(pos if pos is not None else max(0, model.nearest_position(ref)))
-
-    def goto_problem(self, step: int) -> None:
-        model = self.session.timeline_model
-        tl = model.timeline
-        if tl is None:
-            return
-        index = self.timeline.currentIndex()
-        start = index.row() if index.isValid() else (-1 if step > 0 else model.rowCount())
-        pos = tl.next_problem(model.refs(), start, step)
-        if pos is None:
-            self.statusBar().showMessage("No problems in the rows shown.", 5000)
-            return
-        if (step > 0 and pos <= start) or (step < 0 and pos >= start):
-            which = "first" if step > 0 else "last"
-            self.statusBar().showMessage(f"Wrapped around to the {which} problem.", 5000)
-        self._select_position(pos)
-
-    def ask_goto_event(self) -> None:
-        tl = self.session.timeline()
-        if tl is None:
-            return
-        text = self.prompter.ask_event_id()
-        if not text:
-            return
-        found = tl.find_events(text)
-        if not found:
-            self.prompter.show_error("Go to event", f"No event of {tl.name} matches {text!r}.")
-            return
-        if len(found) > 1:
-            self.statusBar().showMessage(f"{len(found)} events match {text!r}; showing the first.", 5000)
-        self.select_ref(found[0])
-
-    def activate_finding(self, finding: Finding) -> None:
-        """Select what a finding is about: its event, its damaged line, or its file."""
-        tl = self.session.timeline()
-        if tl is None:
-            return
-        if finding.event_id:
-            index = tl.find_event(finding.event_id)
-            if index is not None:
-                self.detail.setCurrentWidget(self.detail.event_detail)
-                self.select_ref(index)
-                return
-        if finding.line:
-            refs = tl.refs_at_line(finding.line)
-            if refs:
-                self.detail.setCurrentWidget(self.detail.event_detail)
-                self.select_ref(refs[0])
-                return
-        if finding.file:
-            rel = finding.file.replace(os.sep, "/")
-            if rel == JOURNAL_NAME:
-                # A journal-level finding: NDJSON is never parsed as one document. The age of a
-                # journal is its first line's; anything else about it (a torn end) is at its end.
-                position = 0 if finding.code == "compaction.due" else self.session.timeline_model.rowCount() - 1
-                if position >= 0:
-                    self.detail.setCurrentWidget(self.detail.event_detail)
-                    self._select_position(position)
-                return
-            if rel == OUTBOX_NAME:
-                self.detail.setCurrentWidget(self.detail.outbox)
-                return
-            self.detail.setCurrentWidget(self.detail.views)
-            self.detail.views.show_file(self.source.load_view_file(rel))
 
     # -- toggles ------------------------------------------------------------------------------------------
 

@@ -36,24 +36,24 @@ def build_actions(w: MainWindow) -> None:
     )
     w.quit_action = w._action("&Quit", w.close, QKeySequence.StandardKey.Quit)
     w.jump_action = w._action(
-        "&Jump to sentinel", w.jump_to_sentinel, "Ctrl+J", icons.SENTINEL, "Select the sentinel's event"
+        "&Jump to sentinel", w.navigation.jump_to_sentinel, "Ctrl+J", icons.SENTINEL, "Select the sentinel's event"
     )
     w.next_problem_action = w._action(
         "&Next problem",
-        lambda: w.goto_problem(1),
+        lambda: w.navigation.goto_problem(1),
         "F8",
         icons.NEXT_PROBLEM,
         "Next blocked, orphaned, suspect or damaged row (F8)",
     )
     w.previous_problem_action = w._action(
         "&Previous problem",
-        lambda: w.goto_problem(-1),
+        lambda: w.navigation.goto_problem(-1),
         "Shift+F8",
         icons.PREVIOUS_PROBLEM,
         "Previous problem (Shift+F8)",
     )
     w.goto_action = w._action(
-        "&Go to event…", w.ask_goto_event, "Ctrl+G", icons.GOTO, "Select an event by id, id prefix or #index"
+        "&Go to event…", w.navigation.ask_goto_event, "Ctrl+G", icons.GOTO, "Select an event by id, id prefix or #index"
     )
     w.follow_action = w._action(
         "&Follow new events",

@@ -158,10 +158,10 @@ def test_a_journal_level_finding_selects_a_row_never_parses_the_journal_as_json(
     built = folders.torn_tail(tmp_path)
     open_and_wait(qtbot, inspector_window, built.path)
     window = inspector_window
-    window.activate_finding(Finding("compaction.due", "info", "due", file="events.ndjson"))
+    window.navigation.activate_finding(Finding("compaction.due", "info", "due", file="events.ndjson"))
     assert window.detail.currentWidget() is window.detail.event_detail and window.timeline.currentIndex().row() == 0
-    window.activate_finding(Finding("server.next_append_glued", "warning", "torn", file="events.ndjson"))
+    window.navigation.activate_finding(Finding("server.next_append_glued", "warning", "torn", file="events.ndjson"))
     assert window.timeline.currentIndex().row() == window.session.timeline_model.rowCount() - 1
     assert "not valid JSON" not in window.detail.views.error.text()
-    window.activate_finding(Finding("outbox.pending", "info", "pending", file="outbox.ndjson"))
+    window.navigation.activate_finding(Finding("outbox.pending", "info", "pending", file="outbox.ndjson"))
     assert window.detail.currentWidget() is window.detail.outbox
