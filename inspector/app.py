@@ -20,6 +20,7 @@ from inspector.controllers.context import AppContext, replay_target
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.export import ExportController
+from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
 from inspector.core.appearance import THEME_ENV, effective_theme
@@ -31,6 +32,7 @@ from inspector.core.recent import RecentLocations, default_config_dir
 from inspector.platform_check import warn_missing_xcb_libraries
 from inspector.widgets import refcount_guard
 from inspector.widgets.dialogs import DialogPrompter
+from inspector.widgets.history_panel import chart_arrays
 from inspector.widgets.main_window import MainWindow
 from journal.diagnosis import CharacterDiagnosis
 
@@ -108,6 +110,7 @@ def build_context(
         bookmarks=BookmarkController(session, BookmarkStore(config)),
         appearance=Appearance(settings, os.environ.get(THEME_ENV)),
         exporter=ExportController(session, dispatcher),
+        history=HistoryController(session, prepare=chart_arrays),
     )
 
 

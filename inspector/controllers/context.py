@@ -12,6 +12,7 @@ from inspector.controllers.bookmarks import BookmarkController
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.export import ExportController
+from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
 from inspector.core.prompter import Prompter
@@ -33,6 +34,7 @@ class AppContext:
         bookmarks: the bookmarked rows of the character shown, kept per folder.
         appearance: the theme and the font zoom, kept in ``settings``.
         exporter: copies and exports of rows and findings, in the background.
+        history: an entry's history for the History tab, built off the GUI thread.
     """
 
     dispatcher: GuiDispatcher
@@ -45,6 +47,7 @@ class AppContext:
     bookmarks: BookmarkController
     appearance: Appearance
     exporter: ExportController
+    history: HistoryController
 
 
 def replay_target(session: SessionController) -> tuple[str, str | None] | None:

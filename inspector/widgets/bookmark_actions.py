@@ -69,4 +69,4 @@ class BookmarkActions(QObject):
         if found.wrapped:
             which = "first" if step > 0 else "last"
             w.statusBar().showMessage(f"Wrapped around to the {which} bookmark.", 5000)
-        w._select_position(found.pos)
+        w.select_position(found.pos)

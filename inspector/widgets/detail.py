@@ -595,6 +595,8 @@ class DetailTabs(QTabWidget):
 
     def __init__(self, findings: FindingTableModel, outbox: OutboxTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Compact tabs, so that all five titles fit the pane of a 900 px window (issue 16 item 7).
+        self.tabBar().setStyleSheet("QTabBar::tab { padding: 4px 5px; }")
         self.event_detail = EventDetail()
         self.views = ViewsPanel()
         self.findings = FindingsPanel(findings)

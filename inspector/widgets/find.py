@@ -211,4 +211,4 @@ class TimelineFind(QObject):
             w.statusBar().showMessage(f"Wrapped to the {which} match ({where}).", 5000)
         else:
             w.statusBar().showMessage(f"Match {found.pos + 1:,} of {model.rowCount():,} for {text!r}.", 5000)
-        w._select_position(found.pos)
+        w.select_position(found.pos)

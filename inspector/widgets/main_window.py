@@ -34,18 +34,18 @@ from inspector.widgets.characters import CharacterList
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.find import TimelineFind
+from inspector.widgets.header_layouts import HeaderLayouts, install_column_menu
 from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
+from inspector.widgets.history_panel import HistoryPanel
 from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import SettingsActions
 from inspector.widgets.timeline_menu import RowActions
 from inspector.widgets.timeline_view import (
-    HeaderLayouts,
     SentinelBar,
     StateLegend,
     TimelineView,
-    install_column_menu,
 )
 from inspector.widgets.window_actions import build_actions
 
@@ -118,6 +118,8 @@ class MainWindow(QMainWindow):
         self.timeline.setModel(session.timeline_model)
         self.legend = StateLegend()
         self.detail = DetailTabs(session.findings_model, session.outbox_model)
+        self.history_panel = HistoryPanel()  # the entry's values over time (issue 18)
+        self.detail.addTab(self.history_panel, "History")
 
         centre = QWidget()
         centre_layout = QVBoxLayout(centre)
@@ -246,6 +248,11 @@ class MainWindow(QMainWindow):
         self.detail.event_detail.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.server_panel.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.detail.currentChanged.connect(self._on_tab_changed)
+        h, panel = self.context.history, self.history_panel
+        h.history_ready.connect(self._on_history_ready)
+        h.history_failed.connect(lambda _req, message: panel.set_message(message))
+        h.history_cleared.connect(panel.set_message)
+        panel.event_activated.connect(self.select_ref)  # an event's index is its timeline ref
 
     # -- opening ----------------------------------------------------------------------------------------
 
@@ -600,6 +607,7 @@ class MainWindow(QMainWindow):
         if refresh_views:
             self._show_touched_entry(row, record)
         self._request_replay_preview(row)
+        self._request_history(row, record)
 
     def _show_touched_entry(self, row: EventInfo, record: Any) -> None:
         views = self.detail.views
@@ -632,6 +640,16 @@ class MainWindow(QMainWindow):
         row = self.selected_row()
         if isinstance(row, EventInfo) and not self.session.timeline_model.timeline.provisional:  # type: ignore[union-attr]
             self._request_replay_preview(row)
+            self._request_history(row, None)
+
+    def _on_history_ready(self, request: Any, history: Any, arrays: Any) -> None:
+        self.history_panel.set_history(history, arrays)
+        self.history_panel.show_event(request.event_index)
+
+    def _request_history(self, row: EventInfo, record: Any) -> None:
+        """The entry's history, built only while the History tab is looked at (it reads the journal)."""
+        if self.detail.currentWidget() is self.history_panel:
+            self.context.history.request_event(row, record.get("payload") if isinstance(record, dict) else None)
 
     def _request_replay_preview(self, row: EventInfo) -> None:
         views = self.detail.views
@@ -681,6 +699,7 @@ class MainWindow(QMainWindow):
         self.session.set_redact(on)
         self.detail.event_detail.set_redact(on)
         self.detail.views.set_redact(on)
+        self.history_panel.set_redact(on)
         self.status_redacted.setVisible(on)
         self._refresh_title()
 
@@ -709,5 +728,6 @@ class MainWindow(QMainWindow):
                 self.layouts.forget(name)  # not laid out by the user: fit to the next window again
             else:
                 self.layouts.save(name, table.horizontalHeader())
+        self.context.history.close()
         self.session.close()
         super().closeEvent(event)

@@ -256,7 +256,7 @@ class RowActions(QObject):
         if pos is None:
             w.statusBar().showMessage(f"No row shown is at or after {text}.", 8000)
             return False
-        w._select_position(pos)
+        w.select_position(pos)
         w.statusBar().showMessage(
             f"The first row at or after {text} in journal order (timestamps are not in order: "
             "a later row can be earlier).",
@@ -326,7 +326,7 @@ class RowActions(QObject):
     def _show_in_views(self, pos: int) -> None:
         w = self.window
         if w.timeline.currentIndex().row() != pos:
-            w._select_position(pos)
+            w.select_position(pos)
         w.detail.setCurrentWidget(w.detail.views)
 
 

@@ -3,11 +3,10 @@ the column menu and the header layouts kept between runs (shared with the Findin
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSettings, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QHelpEvent, QPainter, QPalette, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -16,7 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMenu,
     QPushButton,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -58,8 +56,6 @@ GUARDED_TITLE = "Guarded replay (memory-inspector, only if you run it)"
 #: still shows #, Type, Entry and State; the summary takes the room left; the time comes last.
 DEFAULT_ORDER = (COL_INDEX, COL_TYPE, COL_ENTRY, COL_STATE, COL_SUMMARY, COL_TIME)
 
-#: Bumped when the default columns change, so that a layout saved by an older version is ignored.
-LAYOUT_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -215,9 +211,19 @@ class TimelineView(QTableView):
             COL_ENTRY: fm.horizontalAdvance("persona.fact"),
             COL_STATE: fm.horizontalAdvance("blocked · no_handler") + 10,
         }
-        fixed = header.sectionSize(COL_INDEX) if not header.isSectionHidden(COL_INDEX) else 0
+        shown = [c for c in (COL_INDEX, COL_TIME) if not header.isSectionHidden(c)]
+        # Summary keeps about 20 characters and Time its width, and State (the verdict) its whole
+        # text, as long as the floors of the others still fit; Type and Entry give way first.
+        reserve = (fm.horizontalAdvance("x" * 20) if not header.isSectionHidden(COL_SUMMARY) else 0) + sum(
+            header.sectionSize(c) for c in shown if c == COL_TIME
+        )
         shrinkable = [c for c in floors if not header.isSectionHidden(c)]
-        widths = fit_widths({c: natural[c] for c in shrinkable}, floors, self.viewport().width() - fixed)
+        room = self.viewport().width() - sum(header.sectionSize(c) for c in shown if c == COL_INDEX)
+        others = sum(floors[c] for c in shrinkable if c != COL_STATE)
+        if COL_STATE in shrinkable and others + natural[COL_STATE] <= room:
+            floors[COL_STATE] = max(floors[COL_STATE], natural[COL_STATE])
+        room = max(room - reserve, min(room, sum(floors[c] for c in shrinkable)))
+        widths = fit_widths({c: natural[c] for c in shrinkable}, floors, room)
         self._fitting = True
         try:
             for c, width in widths.items():
@@ -540,101 +546,6 @@ _TAG_TIPS = {
     "(our guarded replay's count, memory-inspector).",
     "server": "The memory server's next start stops at the event below (outlined): it applies nothing after it.",
 }
-
-
-# -- columns: the header menu and the layouts kept between runs ----------------------------------------
-
-
-def column_menu(view: QTableView, reset: Callable[[], None] | None = None) -> QMenu:
-    """The header's context menu: one checkable entry per column (shown or hidden), and "Reset
-    columns" when ``reset`` is given. The last shown column cannot be hidden."""
-    header = view.horizontalHeader()
-    model = view.model()
-    menu = QMenu(header)
-    shown = [c for c in range(header.count()) if not header.isSectionHidden(c)]
-    for visual in range(header.count()):
-        col = header.logicalIndex(visual)
-        title = model.headerData(col, Qt.Orientation.Horizontal) if model is not None else str(col)
-        action = menu.addAction(str(title))
-        action.setCheckable(True)
-        action.setChecked(not header.isSectionHidden(col))
-        action.setEnabled(shown != [col])
-        action.setData(col)
-        action.toggled.connect(lambda on, c=col: _show_column(view, c, on))
-    if reset is not None:
-        menu.addSeparator()
-        menu.addAction("Reset columns", reset)
-    menu.addSeparator()
-    hint = menu.addAction("Drag a column's edge to resize it, its title to move it")
-    hint.setEnabled(False)
-    return menu
-
-
-def _show_column(view: QTableView, col: int, on: bool) -> None:
-    header = view.horizontalHeader()
-    header.setSectionHidden(col, not on)
-    if on and header.sectionSize(col) < header.minimumSectionSize() * 2:
-        header.resizeSection(col, header.defaultSectionSize())
-
-
-def install_column_menu(view: QTableView, reset: Callable[[], None] | None = None) -> None:
-    """Right-clicking ``view``'s header offers :func:`column_menu`; its columns can be moved."""
-    header = view.horizontalHeader()
-    header.setSectionsMovable(True)
-    header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-
-    def popup(point: Any) -> None:
-        menu = column_menu(view, reset)
-        menu.aboutToHide.connect(menu.deleteLater)
-        menu.popup(header.mapToGlobal(point))
-
-    header.customContextMenuRequested.connect(popup)
-
-
-class HeaderLayouts:
-    """Keeps tables' header layouts (widths, order, hidden columns) in ``QSettings`` between runs.
-
-    The settings are the user's (in tests, a file under a temporary folder); never anything inside
-    an opened folder.
-
-    Args:
-        settings: where layouts are kept (``None``: nothing is kept).
-    """
-
-    def __init__(self, settings: QSettings | None) -> None:
-        self.settings = settings
-
-    @staticmethod
-    def _key(name: str) -> str:
-        return f"layout/v{LAYOUT_VERSION}/{name}"
-
-    def restore(self, name: str, header: QHeaderView) -> bool:
-        """Apply the layout saved as ``name``; ``False`` (the header unchanged) when there is none
-        or it does not fit this header."""
-        if self.settings is None:
-            return False
-        state = self.settings.value(self._key(name))
-        if state is None:
-            return False
-        count = header.count()
-        try:
-            ok = bool(header.restoreState(state))
-        except (TypeError, ValueError):
-            return False
-        return ok and header.count() == count
-
-    def save(self, name: str, header: QHeaderView) -> None:
-        if self.settings is None:
-            return
-        self.settings.setValue(self._key(name), header.saveState())
-        self.settings.sync()
-
-    def forget(self, name: str) -> None:
-        """Drop the layout saved as ``name`` (the table lays itself out again next time)."""
-        if self.settings is None:
-            return
-        self.settings.remove(self._key(name))
-        self.settings.sync()
 
 
 class SentinelBar(QFrame):

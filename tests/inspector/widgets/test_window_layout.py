@@ -13,7 +13,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QToolButton
 
 from inspector.models.timeline_model import COL_ENTRY, COL_INDEX, COL_STATE, COL_TIME, COL_TYPE
-from inspector.widgets.timeline_view import HeaderLayouts, column_menu
+from inspector.widgets.header_layouts import HeaderLayouts, column_menu
 from tests.inspector.widgets.folders_for_gui import two_characters
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     WAIT_MS,
