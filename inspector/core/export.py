@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 # The one home of check's JSON document and text report (a command module, but Qt-free).
-from inspector.check_cmd import dumps_json, write_human
+from inspector.core.check_report import dumps_json, write_human
 from inspector.core.jobs import CancelToken
 from inspector.core.payloads import SUMMARY_LIMIT, RecordReader, record_summary
 from inspector.core.redaction import damaged_token, redact_tree

@@ -17,6 +17,7 @@ import journal.compaction
 import journal.diagnosis
 from inspector import check_cmd
 from inspector.cli import main
+from inspector.core import check_report
 from journal import fixtures as folders
 from journal import fs
 from journal.diagnosis import diagnose_path
@@ -449,10 +450,10 @@ def _streaming_root(tmp_path: Path) -> Path:
 def test_the_streamed_json_is_byte_for_byte_the_whole_document(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, all_events: bool, per_piece: int
 ) -> None:
-    monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", per_piece)
+    monkeypatch.setattr(check_report, "EVENTS_PER_PIECE", per_piece)
     with diagnose_path(_streaming_root(tmp_path), now=FIXTURE_NOW) as d:
-        pieces = list(check_cmd.iter_json(d, all_events=all_events))
-        whole = check_cmd.dumps_json(d, all_events=all_events)
+        pieces = list(check_report.iter_json(d, all_events=all_events))
+        whole = check_report.dumps_json(d, all_events=all_events)
         listed = sum(len(list(c.listed_events(all_events))) for c in d.characters)
     assert b"".join(pieces) == whole
     for c in d.characters:  # the columns' fast path gives what each event says of itself
@@ -468,25 +469,26 @@ def test_streamed_json_with_strings_that_are_not_unicode_is_the_same_escaped_doc
     # dumps_json escapes the whole document when any string is not valid Unicode (non-ASCII text
     # elsewhere included); the stream must give the same bytes, whether the odd string is in a
     # listed event or in a finding's message.
-    monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", 2)
+    monkeypatch.setattr(check_report, "EVENTS_PER_PIECE", 2)
     b = folders.healthy(tmp_path, name="Zoë")
     for event_id, event_type in ((b"plain-pending", b"persona.fact_added"), (b"lone", b"lone-\\ud800")):
         line = b'{"event_id": "' + event_id + b'", "type": "' + event_type + b'", "ts": "", "payload": {}}\n'
         fs.durable_append(b.path / JOURNAL_NAME, line)
     with diagnose_path(tmp_path, now=FIXTURE_NOW) as d:
-        whole = check_cmd.dumps_json(d, all_events=all_events)
-        assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == whole
+        whole = check_report.dumps_json(d, all_events=all_events)
+        assert b"".join(check_report.iter_json(d, all_events=all_events)) == whole
         assert b'"Zo\\u00eb"' in whole
         assert json.loads(whole)["characters"][0]["events"][-1]["type"] == "lone-\ud800"
         first = d.characters[0].findings[0]
         d.characters[0].findings[0] = dataclasses.replace(first, message=first.message + "\udc80")
-        assert b"".join(check_cmd.iter_json(d, all_events=all_events)) == check_cmd.dumps_json(d, all_events=all_events)
+        whole = check_report.dumps_json(d, all_events=all_events)
+        assert b"".join(check_report.iter_json(d, all_events=all_events)) == whole
 
 
 def _human(d: Any, all_events: bool, encoding: str = "utf-8") -> str:
     raw = io.BytesIO()
     out = io.TextIOWrapper(raw, encoding=encoding, newline="\n")
-    check_cmd.write_human(d, out, all_events=all_events)
+    check_report.write_human(d, out, all_events=all_events)
     out.flush()
     return raw.getvalue().decode(encoding)
 
@@ -497,7 +499,7 @@ def test_the_human_output_does_not_depend_on_how_it_is_cut(
 ) -> None:
     with diagnose_path(_streaming_root(tmp_path), now=FIXTURE_NOW) as d:
         whole = _human(d, all_events)
-        monkeypatch.setattr(check_cmd, "EVENTS_PER_PIECE", 1)
+        monkeypatch.setattr(check_report, "EVENTS_PER_PIECE", 1)
         assert _human(d, all_events) == whole
     blocks = whole.split("\n\n")
     assert len(blocks) == 1 + 5 + 1 and whole.endswith(" info)\n") and "\n\n\n" not in whole

@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
-# The one home of check's human report (a command module, but Qt-free and IO-free here).
-from inspector.check_cmd import write_human
 from inspector.core.bundle.redact import BundleRedactor
+
+# The one home of check's human report (a command module, but Qt-free and IO-free here).
+from inspector.core.check_report import write_human
 from inspector.core.redaction import damaged_token
 from journal.diagnosis import Diagnosis
 from journal.events import ALL_EVENT_TYPES

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.check_cmd import dumps_json, write_human
 from inspector.core import export
+from inspector.core.check_report import dumps_json, write_human
 from inspector.core.export import (
     COL_ENTRY,
     COL_INDEX,

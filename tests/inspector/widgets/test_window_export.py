@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.check_cmd import dumps_json, write_human
 from inspector.controllers import export as export_controller
+from inspector.core.check_report import dumps_json, write_human
 from inspector.core.prompter import HeadlessPrompter
 from journal.diagnosis import diagnose_path
 from tests.inspector.widgets.folders_for_gui import SECRET, two_characters

@@ -1,0 +1,273 @@
+"""What ``check`` says about a diagnosis, as text: the ``--json`` document (schema 1) and the
+human report. One home for both, used by ``check``, the window's findings export and the support
+bundle (Qt-free; the terminal and the exit codes stay in :mod:`inspector.check_cmd`)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
+
+import orjson
+
+from inspector.core.text import count, one_line
+from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
+from journal.diagnosis.values import ServerStart, is_server_start_finding, is_shown
+
+PROG = "memory-inspector check"
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+
+def dumps_json(diagnosis: Diagnosis, *, all_events: bool = False) -> bytes:
+    """The ``--json`` document (schema 1), UTF-8, indented by two spaces, newline-terminated."""
+    doc = diagnosis.to_json(all_events)
+    try:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
+    except orjson.JSONEncodeError:
+        # Strings that are not valid Unicode (lone surrogates from an escaped journal line):
+        # ASCII-escaped JSON stays valid and round-trips.
+        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+
+
+#: How many events the streaming writers encode and write at a time.
+EVENTS_PER_PIECE = 10_000
+
+#: What starts each line of a character's ``events`` items inside the document (depth 4).
+_EVENT_LINE = b"\n" + b" " * 6
+
+
+def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[bytes]:
+    """The ``--json`` document in pieces: the same bytes as :func:`dumps_json`, but each
+    character's events are encoded :data:`EVENTS_PER_PIECE` at a time, so that the document of a
+    million events (``--all-events``) is never held in memory whole, nor its million dicts.
+
+    The rest of the document is encoded first, with a unique placeholder string for each
+    ``events`` list; the lists are spliced in where the placeholders are. A string that is not
+    valid Unicode (a lone surrogate, from an escaped journal line) makes :func:`dumps_json`
+    escape the whole document, so then the whole document is made that way, here too.
+    """
+    listings: list[Iterator[dict[str, Any]]] = []
+    for c in diagnosis.characters:
+        if all_events and isinstance(c.events, EventList):
+            # Reasons come from the diagnosis's own closed set: only ids and types can be odd.
+            valid = _unicode(c.events.event_ids()) and _unicode(c.events.types())
+            listings.append(c.listed_json(all_events))
+        else:
+            listed = list(c.listed_events(all_events))
+            valid = _unicode(f"{e.event_id}{e.type}{e.reason or ''}" for e in listed)
+            listings.append(e.to_json() for e in listed)
+        if not valid:
+            yield dumps_json(diagnosis, all_events=all_events)
+            return
+    doc = diagnosis.to_json(all_events, with_events=False)
+    marker = f"events-{uuid.uuid4().hex}-"
+    for i, c_doc in enumerate(doc["characters"]):
+        c_doc["events"] = f"{marker}{i}"
+    try:
+        head = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # not valid Unicode elsewhere (a message, a path)
+        yield dumps_json(diagnosis, all_events=all_events)
+        return
+    at = 0
+    for i, items in enumerate(listings):
+        placeholder = orjson.dumps(f"{marker}{i}")
+        j = head.index(placeholder, at)
+        yield head[at:j]
+        yield from _events_array(items)
+        at = j + len(placeholder)
+    yield head[at:] + b"\n"
+
+
+def _unicode(strings: Iterable[str]) -> bool:
+    """Whether every string is valid Unicode (no lone surrogate), checked in C."""
+    try:
+        "".join(strings).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _events_array(events: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    """A character's ``events`` list as :func:`dumps_json` lays it out, in pieces."""
+    first = True
+    while True:
+        items = list(itertools.islice(events, EVENTS_PER_PIECE))
+        if not items:
+            break
+        data = orjson.dumps(items, option=orjson.OPT_INDENT_2)  # valid Unicode: see iter_json
+        # data is b"[\n  {...},\n  {...}\n]": keep the items, two levels deeper in the document.
+        yield (b"[" if first else b",") + data[1:-2].replace(b"\n", _EVENT_LINE)
+        first = False
+    yield b"[]" if first else b"\n      ]"
+
+
+def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None:
+        out.flush()
+        for piece in iter_json(diagnosis, all_events=all_events):
+            buffer.write(piece)
+        buffer.flush()
+    else:
+        for piece in iter_json(diagnosis, all_events=all_events):
+            out.write(piece.decode("utf-8"))
+
+
+# -- for people ----------------------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)  # pragma: no cover
+
+
+def _finding_line(f: Finding) -> str:
+    where = []
+    if f.file:
+        where.append(f.file)
+    if f.event_id:
+        where.append(f"event {f.event_id}")
+    suffix = f"  [{', '.join(where)}]" if where else ""
+    return f"    {f.severity:<7}  {f.code:<24}  {one_line(f.message)}{one_line(suffix)}"
+
+
+def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Iterator[str]:
+    """The lines printed for one character, one at a time (a timeline can be a million lines)."""
+    counts = c.counts()
+    yield f"{one_line(c.name)}"
+    if c.journal.present:
+        yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}"
+    else:
+        yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
+    if c.server_start is not None:
+        yield from server_start_lines(c.server_start, journal=c.journal.present)
+    yield "  guarded replay (memory-inspector, stricter than the server)"
+    s = c.sentinel
+    where = f" at event #{s.index}" if s.index is not None else ""
+    ident = f" {s.event_id}" if s.event_id else ""
+    yield f"  sentinel  {s.state}{where}{one_line(ident)}"
+    yield (
+        "  events    "
+        + " · ".join(f"{counts[k]:,} {k}" for k in ("applied", "pending", "blocked", "orphaned", "suspect"))
+        + f" · {count(counts['defects'], 'defect')}"
+    )
+    if c.blocked is not None:
+        b = c.blocked
+        yield (
+            f"  blocked   event #{b.index} {one_line(b.type)}: {b.reason}: "
+            f"{one_line(c.blocked_message or b.message or '')}"
+        )
+    if all_events:
+        yield "  timeline"
+        for e in c.listed_json(all_events=True):
+            reason = f" ({e['reason']})" if e["reason"] else ""
+            what = f"{one_line(e['type'])}{reason}  {one_line(e['event_id'])}"
+            yield f"    #{e['index']:<6} line {e['line']:<7} {e['state']:<8} {what}"
+    if c.findings:
+        server = [f for f in c.findings if is_server_start_finding(f)]
+        ours = [f for f in c.findings if not is_server_start_finding(f)]
+        yield f"  findings ({len(c.findings)})"
+        if server:
+            yield "   about the memory server's next start"
+            yield from (_finding_line(f) for f in server)
+        if ours:
+            yield "   about the folder and guarded replay"
+            yield from (_finding_line(f) for f in ours)
+    else:
+        yield "  findings  none: healthy"
+
+
+#: At most this many changed entries are printed per character.
+_CHANGES_SHOWN = 10
+
+
+def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]:
+    """What the memory server's next start does: printed first, since it happens unless someone acts
+    (``journal``: the folder has a journal; without one its sentinel is not shown)."""
+    yield "  memory server's next start (what happens unless someone acts)"
+    yield f"    {one_line(s.summary())}"
+    if s.reconciled is False:
+        return
+    if s.persona[0] not in ("keep",):
+        yield f"    persona ensure  {s.persona[0]}: {one_line(s.persona[1])}"
+    st = s.sentinel
+    where = f" at event #{st.index}" if st.index is not None else ""
+    if journal:
+        yield f"    its sentinel    {st.state}{where}" + ("" if st.state == "ok" else ": it replays the whole journal")
+    if s.stop is not None:
+        at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
+        yield (
+            f"    stops at        {at} {one_line(s.stop.type)}: {s.stop.reason}: {one_line(s.stop.message)}"
+            + (
+                "; it stays unapplied"
+                if s.unapplied <= 1
+                else f"; it and the {s.unapplied - 1:,} after it stay unapplied"
+            )
+        )
+    for ch in s.changes[:_CHANGES_SHOWN]:
+        if ch.removed:
+            what = "removed from the view"
+        else:
+            what = (
+                ", ".join(f"{name} {_shown(before)} → {_shown(after)}" for name, before, after in ch.fields)
+                or "changed"
+            )
+        yield f"    changes         {ch.file} {one_line(ch.entry)}: {one_line(what)}"
+    if s.changes_total > _CHANGES_SHOWN:
+        yield f"    changes         … and {s.changes_total - _CHANGES_SHOWN} more entries"
+    for path, out in s.writes:
+        yield f"    writes          {one_line(path)}" + ("  (OUTSIDE the character folder)" if out else "")
+    for note in s.notes:
+        yield f"    note            {one_line(note)}"
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value) if is_shown(value) else "…"
+
+
+def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
+    """One block per character, blank lines between blocks, written as it is made (a timeline
+    can be a million lines: at most :data:`EVENTS_PER_PIECE` of them are held at a time)."""
+    kinds = {"root": "memory root", "character": "character folder"}
+    kind = "zip export" if diagnosis.is_zip else kinds.get(diagnosis.kind, diagnosis.kind)
+    n = len(diagnosis.characters)
+    header = [f"{PROG}: {one_line(diagnosis.path)} ({kind}, {count(n, 'character')})"]
+    if diagnosis.server is not None:
+        header.append(f"server: {diagnosis.server.state}: {one_line(diagnosis.server.message)}")
+    for finding in diagnosis.findings:
+        header.append(_finding_line(finding).strip())
+    worst = diagnosis.worst_severity()
+    total: dict[str, Any] = {s: 0 for s in ("info", "warning", "error")}
+    for c in diagnosis.characters:
+        for f in c.findings:
+            total[f.severity] += 1
+    result = (
+        f"result: {'OK' if worst == 'info' else 'PROBLEMS FOUND'} "
+        f"({count(total['error'], 'error')}, {count(total['warning'], 'warning')}, {total['info']} info)"
+    )
+    blocks: Iterable[Iterable[str]] = itertools.chain(
+        [header], (character_block(c, all_events=all_events) for c in diagnosis.characters), [[result]]
+    )
+    sep = ""
+    for block in blocks:
+        lines = iter(block)
+        while piece := list(itertools.islice(lines, EVENTS_PER_PIECE)):
+            _write(out, sep + "\n".join(piece))
+            sep = "\n"
+        sep = "\n\n"
+    _write(out, "\n")
+
+
+def _write(out: TextIO, text: str) -> None:
+    """``text`` to ``out``, backslash-escaped where ``out``'s encoding cannot take it."""
+    try:
+        out.write(text)
+    except UnicodeEncodeError:
+        out.write(text.encode("ascii", "backslashreplace").decode("ascii"))
