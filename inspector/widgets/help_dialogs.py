@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QLabel,
     QLineEdit,
+    QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -35,7 +36,7 @@ def about_lines(config_dir: Path | None, backup_root: Path) -> list[str]:
         f"Python {platform.python_version()} · PySide6 {PySide6.__version__} · Qt {qVersion()} · {sys.platform}",
         f"Settings and recent folders: {config_dir if config_dir is not None else '(not kept)'}",
         f"Backups of guarded replay and restore: {backup_root}",
-        f"Window tour: {README if README.is_file() else 'the README of the project'} (section 'The window')",
+        "Window tour: Help ▸ Window tour (the README's section 'The window')",
     ]
 
 
@@ -100,4 +101,49 @@ class AboutDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout.addWidget(self.label)
+        layout.addWidget(buttons)
+
+
+#: The README's section the window tour shows.
+TOUR_HEADING = "## The window"
+
+
+def window_tour() -> str:
+    """The README's window tour (Markdown): from the README beside the package when there is one
+    (a source checkout), else from the installed package's description, which is the README."""
+    text = ""
+    try:
+        text = README.read_text(encoding="utf-8")
+    except OSError:
+        from importlib import metadata
+
+        try:
+            text = metadata.metadata("memory-inspector").get("Description") or ""
+        except metadata.PackageNotFoundError:
+            text = ""
+    start = text.find(TOUR_HEADING)
+    if start < 0:
+        return "The window tour is in the README's section “The window”, which this installation does not include."
+    end = text.find("\n## ", start + len(TOUR_HEADING))
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+class TourDialog(QDialog):
+    """The README's window tour, rendered (Help ▸ Window tour).
+
+    Attributes:
+        browser: the rendered Markdown.
+    """
+
+    def __init__(self, markdown: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Window tour")
+        self.resize(760, 640)
+        layout = QVBoxLayout(self)
+        self.browser = QTextBrowser(self)
+        self.browser.setOpenExternalLinks(False)
+        self.browser.setMarkdown(markdown)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(self.browser)
         layout.addWidget(buttons)

@@ -35,7 +35,14 @@ from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.find import TimelineFind
 from inspector.widgets.header_layouts import HeaderLayouts, install_column_menu
-from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, about_lines, shortcut_rows
+from inspector.widgets.help_dialogs import (
+    AboutDialog,
+    ShortcutsDialog,
+    TourDialog,
+    about_lines,
+    shortcut_rows,
+    window_tour,
+)
 from inspector.widgets.history_panel import HistoryPanel
 from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
@@ -676,6 +683,13 @@ class MainWindow(QMainWindow):
         """Every keyboard shortcut of the window (F1), searchable."""
         actions = [a for a in self.findChildren(QAction)]
         dialog = ShortcutsDialog(shortcut_rows(actions), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def show_tour(self) -> TourDialog:
+        """The README's window tour (Help ▸ Window tour)."""
+        dialog = TourDialog(window_tour(), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

@@ -87,6 +87,9 @@ def build_actions(w: MainWindow) -> None:
     file_menu.addSeparator()
     file_menu.addAction(w.reload_action)
     w.row_actions.add_export_menu(file_menu)
+    support = getattr(w, "support_actions", None)  # support bundle, compare (built before the menus)
+    if support is not None:
+        support.add_to_file_menu(file_menu)
     file_menu.addSeparator()
     file_menu.addAction(w.quit_action)
     view_menu = menu.addMenu("&View")
@@ -113,6 +116,7 @@ def build_actions(w: MainWindow) -> None:
     w.tools_menu = menu.addMenu("&Tools")
     help_menu = menu.addMenu("&Help")
     help_menu.addAction(w.shortcuts_action)
+    help_menu.addAction(w._action("Window &tour", w.show_tour))
     help_menu.addAction(w.about_action)
     w._refresh_recent_menu()
 

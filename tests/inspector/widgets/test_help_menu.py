@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import PySide6
 import pytest
+from PySide6.QtGui import QAction
 
 from inspector import __version__
+from inspector.widgets.help_dialogs import TourDialog
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     WAIT_MS,
     inspector_window,
@@ -50,3 +52,18 @@ def test_the_go_to_event_box_fits_a_whole_event_id(qtbot):
     (edit,) = dialog.findChildren(QLineEdit)
     uuid = "0f8fad5b-d9cb-469f-a165-70867728950e"
     assert edit.width() >= edit.fontMetrics().horizontalAdvance(uuid)
+
+
+def test_the_window_tour_shows_the_readmes_section(qtbot, inspector_window):  # noqa: F811
+    """Help ▸ Window tour (issue 16 item 14): the README's "The window" section, rendered."""
+    from inspector.widgets.help_dialogs import README, TOUR_HEADING
+
+    (tour,) = [a for a in inspector_window.findChildren(QAction) if a.text() == "Window &tour"]
+    tour.trigger()
+    qtbot.waitUntil(lambda: bool(inspector_window.findChildren(TourDialog)))
+    (dialog,) = inspector_window.findChildren(TourDialog)
+    text = dialog.browser.toPlainText()
+    assert text.startswith("The window") and "Redact text" in text and "## Command line" not in text
+    readme = README.read_text(encoding="utf-8")
+    assert TOUR_HEADING in readme
+    dialog.close()
