@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QPalette
 
+from inspector.core.timestamps import format_ts
 from inspector.models.colors import state_color
 from journal.diagnosis import Finding, OutboxOp
 
@@ -114,6 +115,10 @@ class OutboxTableModel(RowTableModel):
     columns = ("Operation", "Type", "Status", "Attempts", "Queued at", "Line")
 
     def cell(self, row: OutboxOp, column: int) -> Any:
-        return (row.op_id, row.type or "(none)", row.status.replace("_", " "), row.attempts, row.ts or "", row.line)[
-            column
-        ]
+        queued = format_ts(row.ts) if row.ts else ""
+        return (row.op_id, row.type or "(none)", row.status.replace("_", " "), row.attempts, queued, row.line)[column]
+
+    def extra(self, row: OutboxOp, column: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return str(self.cell(row, column))  # the whole text of a cell elided to fit the pane
+        return None

@@ -577,8 +577,14 @@ class OutboxPanel(QWidget):
         self.table.setModel(model)
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.horizontalHeader().resizeSection(0, 280)
+        # Short columns as wide as their content; the operation id takes the room left, elided in
+        # the middle with the whole id on hover. The table scrolls sideways only when the short
+        # columns alone do not fit (issue 16 item 22: no stray scrollbar for a fixed-width id).
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.empty = QLabel("No pending outbox operations.")
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)

@@ -89,6 +89,6 @@ def test_findings_and_outbox_tables(qtmodeltester):
                      OutboxOp("op2", None, "dead_letter", 5, None, 9)])
     qtmodeltester.check(outbox)
     assert dump(outbox) == [
-        ["op1", "extract_facts", "pending", "2", "2026-01-01T00:00:00", "4"],
+        ["op1", "extract_facts", "pending", "2", "2026-01-01 00:00:00.000", "4"],
         ["op2", "(none)", "dead letter", "5", "", "9"],
     ]
