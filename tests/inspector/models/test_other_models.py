@@ -92,3 +92,5 @@ def test_findings_and_outbox_tables(qtmodeltester):
         ["op1", "extract_facts", "pending", "2", "2026-01-01 00:00:00.000", "4"],
         ["op2", "(none)", "dead letter", "5", "", "9"],
     ]
+    # an operation id elided to fit the pane is whole on hover
+    assert outbox.index(0, 0).data(Qt.ItemDataRole.ToolTipRole) == "op1"
