@@ -1,10 +1,14 @@
-"""The one module that names icons: SVGs under ``resources/icons``, tinted to the palette's text colour."""
+"""The one module that names icons (SVGs under ``resources/icons``, tinted to the palette's text
+colour) and makes the window's actions with them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QByteArray, QRectF, Qt
-from PySide6.QtGui import QIcon, QPainter, QPalette, QPixmap
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QWidget
 
 import resources
 
@@ -48,3 +52,20 @@ def icon(name: str, palette: QPalette | None = None) -> QIcon:
         result.addPixmap(pixmap)
     _cache[key] = result
     return result
+
+
+def make_action(
+    parent: QWidget, text: str, slot: Any, shortcut: Any = None, icon_name: str | None = None, tip: str = ""
+) -> QAction:
+    """An action with its shortcut, icon (in ``parent``'s palette) and tip, calling ``slot``: the
+    one way the window's actions are made."""
+    action = QAction(text, parent)
+    if icon_name:
+        action.setIcon(icon(icon_name, parent.palette()))
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    if tip:
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+    action.triggered.connect(slot)
+    return action

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -196,15 +196,8 @@ class MainWindow(QMainWindow):
         self._show_progress(False)
 
     def _action(self, text: str, slot: Any, shortcut: Any = None, icon: str | None = None, tip: str = "") -> QAction:
-        action = QAction(text, self)
-        if icon:
-            action.setIcon(icons.icon(icon, self.palette()))
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setToolTip(tip)
-            action.setStatusTip(tip)
-        action.triggered.connect(slot)
+        """An action of the whole window (its shortcut works wherever the focus is)."""
+        action = icons.make_action(self, text, slot, shortcut, icon, tip)
         self.addAction(action)
         return action
 

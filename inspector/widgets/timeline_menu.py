@@ -140,14 +140,7 @@ class RowActions(QObject):
         self.menu: QMenu | None = None
 
     def _action(self, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
-        action = QAction(text, self.window)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        if tip:
-            action.setToolTip(tip)
-            action.setStatusTip(tip)
-        action.triggered.connect(slot)
-        return action
+        return icons.make_action(self.window, text, slot, shortcut, None, tip)
 
     def add_export_menu(self, file_menu: QMenu) -> QMenu:
         """File ▸ Export (the window's menus are built by ``window_actions``)."""
