@@ -23,6 +23,24 @@ def _no_leaked_threads():
     assert not still, f"test leaked threads: {still}"
 
 
+_STYLED: list[bool] = []
+
+
+@pytest.fixture(autouse=True)
+def _styled_like_the_app(request):
+    """Qt tests see the window as people do: the application styled by ``make_application``
+    (Fusion and the style sheet), whichever test makes the application first. Under a style sheet
+    Qt resolves fonts and sizes differently (a zoom that reached the tables without one did not
+    with it)."""
+    if not _STYLED and ("qtbot" in request.fixturenames or "qapp" in request.fixturenames):
+        request.getfixturevalue("qapp")
+        from inspector.app import make_application
+
+        make_application()
+        _STYLED.append(True)
+    yield
+
+
 def pytest_collection_modifyitems(items):
     """Auto-mark every test that uses qtbot (or lives under tests/inspector/widgets) as ``gui``."""
     for item in items:

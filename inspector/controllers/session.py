@@ -447,6 +447,7 @@ class SessionController(QObject):
         for cache in self._caches.values():
             cache.set_redact(on)
         self.timeline_model.refresh_all()
+        self.findings_model.set_redact(on)
 
     # -- reading for the detail pane --------------------------------------------------------------------
 

@@ -149,6 +149,24 @@ def redact_derived(key: object, value: str) -> str | None:
     return None
 
 
+#: A SHA-256 in a message (a view drift names the text's digest and the event's).
+DIGEST_IN_TEXT = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
+
+#: A damaged line's preview inside a defect message (``not valid JSON: '{"eve…'``).
+PREVIEW_IN_TEXT = re.compile(r"""(not valid JSON|unterminated last line): ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def redact_message(text: str) -> str:
+    """A diagnosis message as the window shows it with redaction on: a quoted damaged line becomes
+    a token of its length class, and a digest of a text a keyed value (ids stay, as everywhere in
+    the window)."""
+    if "not valid JSON: " in text or "unterminated last line: " in text:
+        text = PREVIEW_IN_TEXT.sub(lambda m: f"{m.group(1)}: '{damaged_token('preview', len(m.group(2)))}'", text)
+    if len(text) >= 64:
+        text = DIGEST_IN_TEXT.sub(lambda m: _SESSION.digest_token(m.group(0)), text)
+    return text
+
+
 def hides(key: object) -> str | None:
     """The label kind for values stored under ``key``, or ``None`` when they are shown as they are."""
     if key in CHAT_KEYS:

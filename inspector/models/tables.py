@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QPalette
 
+from inspector.core.redaction import redact_message
 from inspector.core.timestamps import format_ts
 from inspector.models.colors import state_color
 from journal.diagnosis import Finding, OutboxOp
@@ -89,6 +90,16 @@ class FindingTableModel(RowTableModel):
     def __init__(self, parent: Any = None, palette_source: Callable[[], QPalette] | None = None) -> None:
         super().__init__(parent)
         self._palette_source = palette_source or QPalette
+        self.redact = False
+
+    def set_redact(self, on: bool) -> None:
+        """Show messages redacted (quoted damaged lines, text digests) or as they are."""
+        self.redact = on
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 2), self.index(self.rowCount() - 1, 2))
+
+    def _message(self, row: Finding) -> str:
+        return redact_message(row.message) if self.redact else row.message
 
     def cell(self, row: Finding, column: int) -> Any:
         if column == 0:
@@ -96,7 +107,7 @@ class FindingTableModel(RowTableModel):
         if column == 1:
             return row.code
         if column == 2:
-            return row.message
+            return self._message(row)
         where = row.event_id or row.file or ""
         return f"{where} (line {row.line})" if row.line else where
 
@@ -105,7 +116,7 @@ class FindingTableModel(RowTableModel):
             state = _SEVERITY_STATE.get(row.severity)
             return state_color(self._palette_source(), state) if state else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.message
+            return self._message(row)
         return None
 
 

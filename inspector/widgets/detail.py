@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.redaction import redact_tree
+from inspector.core.redaction import redact_message, redact_tree
 from inspector.core.timeline import DAMAGED, DEFECT_TEXT, REASON_TEXT, Row
 from inspector.core.views import LoadedFile, TreePath, entry_at, search_tree
 from inspector.core.vocabulary import EventInfo
@@ -178,6 +178,10 @@ class EventDetail(QWidget):
         if self._row is not None:
             self.show_row(self._row, self._record, self._raw, self._state, server=self._server)
 
+    def _message(self, text: str) -> str:
+        """A diagnosis message, redacted when redaction is on (quoted lines, text digests)."""
+        return redact_message(text) if self.redact else text
+
     def show_row(self, row: Row, record: Any, raw: bytes, state: str | None = None, *, server: str = "") -> None:
         """Show one row; ``record`` is the parsed line (``None`` for a damaged line); ``state`` overrides
         the row's own (``loading`` while only a preview is shown); ``server`` says what the memory
@@ -186,7 +190,7 @@ class EventDetail(QWidget):
         self._state = state
         self._server = server
         if server and state != "loading":
-            self.server_note.setText(f"<b>Memory server's next start:</b> {_esc_wrapping(server)}")
+            self.server_note.setText(f"<b>Memory server's next start:</b> {_esc_wrapping(self._message(server))}")
             self.server_note.show()
         else:
             self.server_note.hide()
@@ -201,7 +205,7 @@ class EventDetail(QWidget):
             )
             if state != "loading" and (row.reason or (row.message and state != "applied")):
                 words = REASON_TEXT.get(row.reason or "", "")
-                extra = f"<br><small>{_esc_wrapping(row.message)}</small>" if row.message else ""
+                extra = f"<br><small>{_esc_wrapping(self._message(row.message))}</small>" if row.message else ""
                 self.reason.setText(
                     f"<b>Why {STATE_LABELS.get(state, state)}</b> (our guarded replay, memory-inspector)<b>:</b> "
                     f"{_esc(words)}{extra}"
@@ -226,7 +230,7 @@ class EventDetail(QWidget):
                 f"<b>Damaged line</b> ({kind}) &nbsp; <small>line {row.line}, byte {row.offset}, "
                 f"{row.length} bytes</small>"
             )
-            self.reason.setText(f"{_esc_wrapping(row.message)}{recovered}")
+            self.reason.setText(f"{_esc_wrapping(self._message(row.message))}{recovered}")
             self.reason.show()
             self.tree_model.set_value(None)
             text = raw.decode("utf-8", "replace")

@@ -707,6 +707,7 @@ class MainWindow(QMainWindow):
         self.detail.event_detail.set_redact(on)
         self.detail.views.set_redact(on)
         self.history_panel.set_redact(on)
+        self.server_panel.set_redact(on)
         self.status_redacted.setVisible(on)
         self._refresh_title()
 

@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPalette, QResizeEvent, QTextOption
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
+from inspector.core.redaction import redact_message
 from inspector.core.timeline import CharacterTimeline
 from inspector.core.vocabulary import EntryChange, Finding, ServerStart, is_server_start_finding, is_shown
 from inspector.models.colors import accent_color, blend, state_color
@@ -284,6 +285,7 @@ class ServerStartPanel(QFrame):
         self.setObjectName("ServerStartPanel")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.content: ServerStartText | None = None
+        self.redact = False
         self.severity = "info"
         self.title = QLabel(f"<b>{TITLE}</b> — {SUBTITLE}")
         self.title.setObjectName("ServerStartTitle")
@@ -354,10 +356,11 @@ class ServerStartPanel(QFrame):
         self._fit()
 
     def plain_text(self) -> str:
-        """What the panel says, as plain text (its title included)."""
+        """What the panel says, as plain text (its title included; redacted as shown)."""
         if self.content is None:
             return f"{TITLE} — {SUBTITLE}\n  {self.body.toPlainText()}"
-        return self.content.plain()
+        text = self.content.plain()
+        return redact_message(text) if self.redact else text
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.plain_text())
@@ -371,11 +374,20 @@ class ServerStartPanel(QFrame):
         word = escape(severity).ljust(7).replace(" ", "&nbsp;")
         return f'<span style="{bg}font-family: monospace;">&nbsp;{word}&nbsp;</span>'
 
+    def set_redact(self, on: bool) -> None:
+        """Redact what the panel shows (quoted lines, text digests), and show it again."""
+        self.redact = on
+        if self.content is not None:
+            self.set_text(self.content)
+
     def _html(self, content: ServerStartText) -> str:
+        shown = redact_message if self.redact else str
         para = '<p style="margin-top: 0; margin-bottom: 1px;">'
-        rows = [f"{para}{self._chip(content.severity)}&nbsp; <b>{escape(content.summary)}</b></p>"]
+        rows = [f"{para}{self._chip(content.severity)}&nbsp; <b>{escape(shown(content.summary))}</b></p>"]
         for ln in content.lines:
-            rows.append(f"{para}{self._chip(ln.severity)}&nbsp; <b>{escape(ln.label)}:</b> {escape(ln.text)}</p>")
+            rows.append(
+                f"{para}{self._chip(ln.severity)}&nbsp; <b>{escape(ln.label)}:</b> {escape(shown(ln.text))}</p>"
+            )
         return "".join(rows)
 
     # -- look -------------------------------------------------------------------------------------------

@@ -52,8 +52,7 @@ class SettingsActions(QObject):
         self.zoom_out_action = window._action("Zoom &out", appearance.zoom_out, "Ctrl+-")
         self.reset_zoom_action = window._action("&Reset zoom", appearance.reset_zoom, "Ctrl+0")
         self.clear_recent_action = window._action("&Clear recent", self.clear_recent)
-        # The fonts before any zoom: the zoom adds points to these.
-        self._fonts: dict[QWidget, QFont] = {w: QFont(w.font()) for w in self.zoomed()}
+        self._applied = 0  # the zoom the widgets show now, in points
         appearance.zoom_changed.connect(self.apply_zoom)
         if appearance.zoom:
             self.apply_zoom(appearance.zoom)
@@ -65,10 +64,22 @@ class SettingsActions(QObject):
         return [w.characters, w.timeline, w.detail, w.detail.event_detail.raw]
 
     def apply_zoom(self, zoom: int) -> None:
-        for widget, base in self._fonts.items():
-            font = QFont(base)
-            font.setPointSizeF(max(4.0, base.pointSizeF() + zoom))
-            widget.setFont(font)
+        """Shift every font of the zoomed widgets and of everything inside them by the change.
+
+        Each widget gets its own font, its present size plus the change: under the application's
+        style sheet a child does not follow its parent's font any more, so setting the parents
+        alone would leave tables at their old size.
+        """
+        delta = zoom - self._applied
+        if delta:
+            targets: dict[int, tuple[QWidget, QFont]] = {}
+            for root in self.zoomed():
+                for widget in (root, *root.findChildren(QWidget)):
+                    targets.setdefault(id(widget), (widget, QFont(widget.font())))
+            for widget, font in targets.values():  # every present font read before any is changed
+                font.setPointSizeF(max(4.0, font.pointSizeF() + delta))
+                widget.setFont(font)
+            self._applied = zoom
         self.window.statusBar().showMessage(f"Zoom: {zoom:+d} pt" if zoom else "Zoom reset.", 3000)
 
     def clear_recent(self) -> None:

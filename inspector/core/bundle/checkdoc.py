@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,15 +20,9 @@ from inspector.core.bundle.redact import BundleRedactor
 
 # The one home of check's human report (a command module, but Qt-free and IO-free here).
 from inspector.core.check_report import write_human
-from inspector.core.redaction import damaged_token
+from inspector.core.redaction import DIGEST_IN_TEXT, PREVIEW_IN_TEXT, damaged_token
 from journal.diagnosis import Diagnosis
 from journal.events import ALL_EVENT_TYPES
-
-#: A SHA-256 in a message (a view drift names the text's digest and the event's).
-_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
-
-#: A damaged line's preview inside a defect message (``not valid JSON: '{"eve…'``).
-_PREVIEW = re.compile(r"""(not valid JSON|unterminated last line): ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
 
 
 def _prefixes(path: str, diag: Diagnosis) -> list[tuple[str, str]]:
@@ -70,12 +63,12 @@ def make_scrub(path: str, diag: Diagnosis, redactor: BundleRedactor | None) -> C
         if redactor is None:
             return text
         if "not valid JSON: " in text or "unterminated last line: " in text:
-            text = _PREVIEW.sub(lambda m: f"{m.group(1)}: '{damaged_token('preview', len(m.group(2)))}'", text)
+            text = PREVIEW_IN_TEXT.sub(lambda m: f"{m.group(1)}: '{damaged_token('preview', len(m.group(2)))}'", text)
         for t in odd_types:
             if t and (t == text or (len(t) >= 4 and t in text)):
                 text = text.replace(t, redactor.string(t, "type"))
         if len(text) >= 64:
-            text = _DIGEST.sub(lambda m: redactor.string(m.group(0), "digest"), text)
+            text = DIGEST_IN_TEXT.sub(lambda m: redactor.string(m.group(0), "digest"), text)
         return redactor.base.keyed_ids(text)
 
     return scrub

@@ -92,3 +92,19 @@ def test_text_digests_are_keyed_in_the_window_too():
     assert redact_tree(payload) == shown  # the same value keys the same way within a session
     assert digest[:8] in summarize("persona.entry_updated", payload)
     assert digest[:8] not in summarize("persona.entry_updated", payload, redact=True)
+
+
+def test_diagnosis_messages_lose_quoted_lines_and_text_digests():
+    """A view drift names text digests; a malformed line's message quotes it: with redaction on
+    the window (detail, findings, the server's panel) shows neither (issue 17)."""
+    import hashlib
+
+    from inspector.core.redaction import redact_message
+
+    digest = hashlib.sha256(b"Master likes green tea").hexdigest()
+    drift = f"persona.json entry e1 has text sha256 {digest}, the event expects another; ref_1a2b3c4d5e6f7081 stays"
+    shown = redact_message(drift)
+    assert digest not in shown and "ref_1a2b3c4d5e6f7081" in shown and len(shown) == len(drift)
+    line = """not valid JSON: '{"event_id": "x", "payload": {"text": "Master likes green tea"'"""
+    assert "green tea" not in redact_message(line) and "damaged preview" in redact_message(line)
+    assert redact_message("nothing to hide") == "nothing to hide"
