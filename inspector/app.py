@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEventLoop, QMessageLogContext, QSettings, QTimer, QtMsgType, qInstallMessageHandler
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QApplication
 
 import resources
@@ -23,6 +24,7 @@ from inspector.controllers.export import ExportController
 from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
+from inspector.controllers.support import SupportController
 from inspector.core.appearance import THEME_ENV, effective_theme
 from inspector.core.bookmarks import BookmarkStore
 from inspector.core.live import ObserverFactory
@@ -111,6 +113,7 @@ def build_context(
         appearance=Appearance(settings, os.environ.get(THEME_ENV)),
         exporter=ExportController(session, dispatcher),
         history=HistoryController(session, prepare=chart_arrays),
+        support=SupportController(session, dispatcher),
     )
 
 
@@ -156,24 +159,34 @@ def show_most_interesting(window: MainWindow) -> None:
         kinds = sum(1 for v in badge.values() if v)
         return (kinds, sum(badge.values()))
 
-    name = max(folder.timelines, key=weight)
-    session.show_character(name)
+    show_telling_row(window, max(folder.timelines, key=weight))
+
+
+def show_telling_row(window: MainWindow, name: str) -> None:
+    """Show character ``name`` with its most telling row selected: where replay is blocked, else
+    its first problem."""
+    window.session.show_character(name)
     window.characters.select_name(name)
-    tl = folder.timelines[name]
-    target = tl.diagnosis.blocked
-    if target is None:
+    timeline = window.session.timeline(name)
+    blocked = timeline.diagnosis.blocked if timeline is not None else None
+    if blocked is None:
         window.navigation.goto_problem(1)
     else:
-        window.select_ref(target.index)
+        window.select_ref(blocked.index)
 
 
-def take_screenshot(window: MainWindow, out: str) -> int:
-    """Render the window to ``out`` (PNG); returns the exit status."""
+def render(window: MainWindow) -> QPixmap:
+    """The window as it looks now, after the pending paints (for ``--screenshot`` and bundles)."""
     window.show()
     QApplication.processEvents()
     window.timeline.viewport().update()
     QApplication.processEvents()
-    pixmap = window.grab()
+    return window.grab()
+
+
+def take_screenshot(window: MainWindow, out: str) -> int:
+    """Render the window to ``out`` (PNG); returns the exit status."""
+    pixmap = render(window)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     if not pixmap.save(out, "PNG"):
         print(f"memory-inspector: cannot write {out}", file=sys.stderr)
@@ -188,7 +201,7 @@ def take_screenshot(window: MainWindow, out: str) -> int:
 PLATFORM_NOISE = ("This plugin does not support propagateSizeHints()",)
 
 
-def _without_platform_noise(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+def without_platform_noise(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
     """Qt's messages on stderr, as Qt prints them, except :data:`PLATFORM_NOISE`."""
     if message in PLATFORM_NOISE:
         return
@@ -197,7 +210,7 @@ def _without_platform_noise(mode: QtMsgType, context: QMessageLogContext, messag
 
 def run_gui(path: str | None, *, redact: bool, screenshot: str | None, size: tuple[int, int] | None = None) -> int:
     """Open the window on ``path`` (the bundled sample when ``None``); ``screenshot`` renders and exits."""
-    qInstallMessageHandler(_without_platform_noise)
+    qInstallMessageHandler(without_platform_noise)
     warn_missing_xcb_libraries()  # Qt's own abort would not say which package is missing
     app = make_application()
     prompter: Prompter | None = None

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspector.check_cmd import ScanMeter, _is_terminal
 from inspector.core.bundle import BundleError, load_or_create_secret, secret_path, write_bundle
@@ -12,7 +17,13 @@ from inspector.core.redaction import Redactor
 from inspector.core.text import one_line
 from journal.diagnosis import DiagnosisInputError
 
+if TYPE_CHECKING:
+    from inspector.widgets.main_window import MainWindow
+
 PROG = "memory-inspector bundle"
+
+#: How long ``--screenshots`` waits for the window to load PATH (seconds).
+SCREENSHOT_TIMEOUT = 300
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,6 +32,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--character", metavar="NAME", help="only this character")
     p.add_argument("--no-redact", action="store_true", help="copy the files as they are (recorded in the manifest)")
     p.add_argument("--force", action="store_true", help="replace CASE.zip if it exists")
+    p.add_argument(
+        "--screenshots",
+        action="store_true",
+        help="add a window screenshot per character, its most telling row selected (redacted unless --no-redact)",
+    )
     p.add_argument(
         "--guess",
         metavar="TEXT",
@@ -59,6 +75,13 @@ def run_bundle(args: argparse.Namespace) -> int:
     if not args.path or not args.output:
         print(f"{PROG}: error: PATH and -o CASE.zip are required", file=sys.stderr)
         return 2
+    screenshots: dict[str, bytes] | None = None
+    if args.screenshots:
+        try:
+            screenshots = render_screenshots(args.path, character=args.character, redact=not args.no_redact)
+        except ScreenshotError as exc:
+            print(f"{PROG}: error: --screenshots: {one_line(str(exc))}", file=sys.stderr)
+            return 2
     meter = _BundleMeter(sys.stderr, time.monotonic) if _is_terminal(sys.stderr) else None
     try:
         result = write_bundle(
@@ -69,6 +92,7 @@ def run_bundle(args: argparse.Namespace) -> int:
             redact=not args.no_redact,
             force=args.force,
             progress=meter,
+            screenshots=screenshots,
         )
     except DiagnosisInputError as exc:
         _clear(meter)
@@ -103,3 +127,71 @@ def run_bundle(args: argparse.Namespace) -> int:
 def _clear(meter: _BundleMeter | None) -> None:
     if meter is not None:
         meter.clear()
+
+
+class ScreenshotError(Exception):
+    """The window could not render PATH (the message says why, in one line)."""
+
+
+def render_screenshots(path: str, *, character: str | None = None, redact: bool = True) -> dict[str, bytes]:
+    """One PNG of the window per character of ``path`` (only ``character`` when given), by name,
+    each with its most telling row selected, rendered with redaction on unless ``redact`` is false.
+
+    The window is built by the composition root with a headless prompter, no watcher and a
+    throwaway config folder (no recent entry, no kept layout), and it opens ``path`` under its base
+    name: the rendered window never shows the full path, which can hold a user name. Without a
+    platform chosen (``QT_QPA_PLATFORM``) it renders offscreen: nothing appears on the screen.
+
+    Raises:
+        ScreenshotError: ``path`` cannot be opened or did not load in time.
+    """
+    if "QT_QPA_PLATFORM" not in os.environ:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # read when the application is made, below
+    from PySide6.QtCore import qInstallMessageHandler
+
+    from inspector.app import build_window, make_application, show_telling_row, wait_loaded, without_platform_noise
+    from inspector.core.location import LocationError, resolve_location
+    from inspector.core.prompter import HeadlessPrompter
+
+    try:
+        location = resolve_location(path)
+    except LocationError as exc:
+        raise ScreenshotError(str(exc)) from None
+    make_application()
+    previous = qInstallMessageHandler(without_platform_noise)  # as run_gui: Qt's messages, less its noise
+    shots: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="memory-inspector-shots-") as config:
+        window = build_window(prompter=HeadlessPrompter(), config_dir=config, watch=False, replay=False)
+        try:
+            window.set_redact(redact)
+            window.session.open_location(replace(location, label=Path(location.path).name))
+            error = wait_loaded(window, SCREENSHOT_TIMEOUT)
+            if error is not None:
+                raise ScreenshotError(error)
+            folder = window.session.folder
+            names = [n for n in (folder.timelines if folder is not None else {}) if character in (None, n)]
+            window.show()
+            for name in names:
+                window.statusBar().clearMessage()  # the previous character's "No problems…" is not this one's
+                show_telling_row(window, name)
+                shots[name] = _grab_png(window)
+        finally:
+            window.close()
+            window.deleteLater()
+            qInstallMessageHandler(previous)
+    return shots
+
+
+def _grab_png(window: MainWindow) -> bytes:
+    """The window rendered as PNG bytes (after the pending paints)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from inspector.app import render
+
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not render(window).save(buffer, "PNG"):
+        raise ScreenshotError("the window could not be rendered as PNG")
+    buffer.close()
+    return bytes(data.data())

@@ -7,7 +7,8 @@
     memory-inspector restore BACKUP [--to DIR] [--dry-run] [--yes]
     memory-inspector history PATH [--character NAME] [--entry ID [--entity KEY]] [--at EVENT_ID]
                             [--between EVENT_A EVENT_B] [--json]
-    memory-inspector bundle PATH -o CASE.zip [--character NAME] [--no-redact] [--force] | --guess TEXT
+    memory-inspector bundle PATH -o CASE.zip [--character NAME] [--no-redact] [--force] [--screenshots]
+                            | --guess TEXT
     memory-inspector diff A B [--character NAME] [--json]
 
 Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.

@@ -15,6 +15,7 @@ from inspector.controllers.export import ExportController
 from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
+from inspector.controllers.support import SupportController
 from inspector.core.prompter import Prompter
 from inspector.core.recent import RecentLocations
 
@@ -35,6 +36,7 @@ class AppContext:
         appearance: the theme and the font zoom, kept in ``settings``.
         exporter: copies and exports of rows and findings, in the background.
         history: an entry's history for the History tab, built off the GUI thread.
+        support: support bundles and comparisons, in the background.
     """
 
     dispatcher: GuiDispatcher
@@ -48,6 +50,7 @@ class AppContext:
     appearance: Appearance
     exporter: ExportController
     history: HistoryController
+    support: SupportController
 
 
 def replay_target(session: SessionController) -> tuple[str, str | None] | None:

@@ -12,16 +12,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
 
+from inspector.controllers.background import SingleJobController
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.session import SessionController
 from inspector.core import export
 from inspector.core.export import RowSet
-from inspector.core.jobs import BackgroundJob, CancelToken
+from inspector.core.jobs import CancelToken
 from inspector.core.text import count
 from journal import fs
 from journal.diagnosis import Diagnosis
@@ -36,7 +36,7 @@ COPY_LIMIT = 100_000
 COPY_FORMATS = {"tsv": export.tsv_text, "json": export.json_text}
 
 
-class ExportController(QObject):
+class ExportController(SingleJobController):
     """Copies rows and exports rows or findings, one job at a time.
 
     Args:
@@ -51,23 +51,11 @@ class ExportController(QObject):
         cancelled(): the job was cancelled (nothing was written, nothing copied).
     """
 
-    started = Signal(str)
-    progress = Signal(int, int)
     finished = Signal(str)
-    failed = Signal(str)
-    cancelled = Signal()
 
     def __init__(self, session: SessionController, dispatcher: GuiDispatcher, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(dispatcher, "Another copy or export is still running: wait for it, or cancel it.", parent)
         self.session = session
-        self.dispatcher = dispatcher
-        self._job: BackgroundJob | None = None
-        self._gen = 0
-
-    @property
-    def busy(self) -> bool:
-        """Whether a job is running (tests wait for this to clear)."""
-        return self._job is not None and self._job.running
 
     # -- copies ----------------------------------------------------------------------------------------
 
@@ -89,7 +77,7 @@ class ExportController(QObject):
         if total <= INLINE_COPY_ROWS:
             self._copied(make(rows), done)
             return
-        self._run(f"Copying {min(total, COPY_LIMIT):,} rows…", lambda token, p: make(rows, token, p),
+        self.run_job("export", f"Copying {min(total, COPY_LIMIT):,} rows…", lambda token, p: make(rows, token, p),
                   lambda text: self._copied(text, done))
 
     def _copied(self, text: str, message: str) -> None:
@@ -127,7 +115,7 @@ class ExportController(QObject):
             fs.atomic_write_bytes(path, data)
             return path
 
-        self._run(f"Exporting {count(n, 'row')}…", work,
+        self.run_job("export", f"Exporting {count(n, 'row')}…", work,
                   lambda p: self.finished.emit(f"Exported {count(n, 'row')} as {fmt.upper()} to {p}."))
 
     def export_findings(self, report: Diagnosis, fmt: str, target: str | os.PathLike[str]) -> None:
@@ -144,58 +132,5 @@ class ExportController(QObject):
             return path
 
         n = sum(len(c.findings) for c in report.characters)
-        self._run("Exporting the findings…", work,
+        self.run_job("export", "Exporting the findings…", work,
                   lambda p: self.finished.emit(f"Exported {count(n, 'finding')} as {fmt} to {p}."))
-
-    # -- the job ---------------------------------------------------------------------------------------
-
-    def _run(
-        self,
-        what: str,
-        work: Callable[[CancelToken, Callable[[int, int], None]], Any],
-        on_done: Callable[[Any], None],
-    ) -> None:
-        if self.busy:
-            self.failed.emit("Another copy or export is still running: wait for it, or cancel it.")
-            return
-        self._gen += 1
-        gen = self._gen
-        post = self.dispatcher.post
-
-        def mine(fn: Callable[[], None]) -> Callable[[], None]:
-            def run() -> None:
-                if gen == self._gen:
-                    fn()
-
-            return run
-
-        def progress(done: int, total: int) -> None:
-            post(mine(lambda: self.progress.emit(done, total)))
-
-        def done(result: Any) -> None:
-            post(mine(lambda: on_done(result)))
-
-        def failed(message: str) -> None:
-            post(mine(lambda: self.failed.emit(message)))
-
-        def cancelled() -> None:
-            post(mine(self.cancelled.emit))
-
-        self._job = BackgroundJob(
-            "export", lambda token: work(token, progress), on_done=done, on_error=failed, on_cancelled=cancelled
-        )
-        self.started.emit(what)
-        self._job.start()
-
-    def cancel(self) -> None:
-        """Cancel the running job (nothing is written, nothing copied)."""
-        if self._job is not None and self._job.running:
-            self._job.cancel()
-
-    def shutdown(self) -> None:
-        """Cancel and join the running job (the window is closing)."""
-        job, self._job = self._job, None
-        self._gen += 1
-        if job is not None:
-            job.cancel()
-            job.join(timeout=60)

@@ -48,6 +48,7 @@ from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import SettingsActions
+from inspector.widgets.support_actions import SupportActions
 from inspector.widgets.timeline_menu import RowActions
 from inspector.widgets.timeline_view import (
     SentinelBar,
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         sentinel_bar: what our guarded replay makes of it: the sentinel summary / banner (second).
         ruler: the overview ruler beside the timeline's scrollbar (problems, bookmarks, sentinel).
         finder, bookmark_actions, settings_actions: find (Ctrl+F, F3), bookmarks (Ctrl+B, F2), settings.
+        support_actions: File ▸ Export support bundle… and Compare with (issue 17).
     """
 
     closing = Signal()
@@ -157,6 +159,7 @@ class MainWindow(QMainWindow):
         self.settings_actions = SettingsActions(self, context.appearance)
         self.row_actions = RowActions(self)  # copy, the rows' menu, export, go to time
         self.navigation = Navigation(self)  # sentinel, problems, event ids, findings
+        self.support_actions = SupportActions(self)  # File ▸ Export support bundle…, Compare with (issue 17)
         self._build_actions()
         if context.replay is not None:
             self.tools_menu.addAction(context.replay.replay_action)
@@ -253,6 +256,7 @@ class MainWindow(QMainWindow):
         h.history_failed.connect(lambda _req, message: panel.set_message(message))
         h.history_cleared.connect(panel.set_message)
         panel.event_activated.connect(self.select_ref)  # an event's index is its timeline ref
+        self.support_actions.activated_a.connect(self.select_ref)  # an event of A, in the compare panel
 
     # -- opening ----------------------------------------------------------------------------------------
 

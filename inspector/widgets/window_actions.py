@@ -87,9 +87,7 @@ def build_actions(w: MainWindow) -> None:
     file_menu.addSeparator()
     file_menu.addAction(w.reload_action)
     w.row_actions.add_export_menu(file_menu)
-    support = getattr(w, "support_actions", None)  # support bundle, compare (built before the menus)
-    if support is not None:
-        support.add_to_file_menu(file_menu)
+    w.support_actions.add_to_file_menu(file_menu)  # support bundle, compare
     file_menu.addSeparator()
     file_menu.addAction(w.quit_action)
     view_menu = menu.addMenu("&View")
