@@ -89,7 +89,7 @@ def human(c: Comparison) -> Iterator[str]:
             where = f" → {e.shard}" if e.shard else ""
             yield f"  {e.view:<11} {one_line(e.entry)}  {e.change}{where}"
             for f in e.fields:
-                yield f"      {one_line(f.name)}: {_value(f.before)} → {_value(f.after)}"
+                yield f"      {one_line(f.field)}: {_value(f.before)} → {_value(f.after)}"
     o = c.outbox
     if not o.identical:
         yield (

@@ -189,6 +189,14 @@ def sentinel_id(data: bytes | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def changed_fields(old: dict[str, Any], new: dict[str, Any]) -> tuple[FieldChange, ...]:
+    """The fields of an entry whose value differs between two versions of it, by name (a field
+    on one side only counts, with ``None`` on the other)."""
+    return tuple(
+        FieldChange(f, old.get(f), new.get(f)) for f in sorted(set(old) | set(new)) if old.get(f) != new.get(f)
+    )
+
+
 def diff_files(before: dict[str, bytes], after: dict[str, bytes]) -> FolderDiff:
     """Compare two snapshots (relative path → bytes) of a character folder's replay files."""
     diff = FolderDiff()
@@ -203,12 +211,7 @@ def diff_files(before: dict[str, bytes], after: dict[str, bytes]) -> FolderDiff:
             elif key not in old:
                 diff.entries.append(EntryChange(name, key, "added"))
             elif old[key] != new[key]:
-                fields = tuple(
-                    FieldChange(f, old[key].get(f), new[key].get(f))
-                    for f in sorted(set(old[key]) | set(new[key]))
-                    if old[key].get(f) != new[key].get(f)
-                )
-                diff.entries.append(EntryChange(name, key, "changed", fields))
+                diff.entries.append(EntryChange(name, key, "changed", changed_fields(old[key], new[key])))
     for rel in diff.files_changed:
         if "/" not in rel:
             continue

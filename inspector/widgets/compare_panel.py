@@ -319,8 +319,8 @@ class ComparePanel(QWidget):
         for f in e.fields:
             before, after = f.before, f.after
             if self.redact:
-                before, after = redact_tree({f.name: before})[f.name], redact_tree({f.name: after})[f.name]
-            _value_item(top, one_line(f.name), before, after, 1)
+                before, after = redact_tree({f.field: before})[f.field], redact_tree({f.field: after})[f.field]
+            _value_item(top, one_line(f.field), before, after, 1)
 
     def _fill_outbox(self) -> None:
         o = self.result.comparison.outbox

@@ -25,7 +25,6 @@ from inspector.core.compare.value import (
     DamageRef,
     EntryDiff,
     EventRef,
-    FieldChange,
     JournalDiff,
     JournalSide,
     OutboxDiff,
@@ -33,6 +32,7 @@ from inspector.core.compare.value import (
 )
 from inspector.core.compare.views import compare_views
 from journal.diagnosis import UnknownCharacterError, UnreadableInputError
+from journal.dryrun import FieldChange
 from journal.inputs import characters_in, descend, extract_zip, is_character_folder
 
 

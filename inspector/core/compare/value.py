@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from journal.dryrun import FieldChange
+
 COMPARE_SCHEMA = 1
 
 
@@ -109,13 +111,6 @@ class JournalDiff:
 
 
 @dataclass(frozen=True, slots=True)
-class FieldChange:
-    name: str
-    before: Any
-    after: Any
-
-
-@dataclass(frozen=True, slots=True)
 class EntryDiff:
     """One view entry that differs.
 
@@ -140,7 +135,7 @@ class EntryDiff:
             "entry": self.entry,
             "change": self.change,
             "shard": self.shard,
-            "fields": [{"name": f.name, "before": f.before, "after": f.after} for f in self.fields],
+            "fields": [{"name": f.field, "before": f.before, "after": f.after} for f in self.fields],
         }
 
 

@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from inspector.core.compare.value import EntryDiff, FieldChange, ViewProblem
+from inspector.core.compare.value import EntryDiff, ViewProblem
 from journal import fs
 from journal.codec import loads_exact
-from journal.dryrun import diff_files, replay_files
+from journal.dryrun import changed_fields, diff_files, replay_files
 from journal.events import SENTINEL_NAME
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import PERSONA, REFLECTIONS
@@ -54,12 +54,6 @@ def _facts(char_dir: Path) -> dict[str, Any]:
     return out
 
 
-def _changed(old: dict[str, Any], new: dict[str, Any]) -> tuple[FieldChange, ...]:
-    return tuple(
-        FieldChange(f, old.get(f), new.get(f)) for f in sorted(set(old) | set(new)) if old.get(f) != new.get(f)
-    )
-
-
 def compare_views(
     a_dir: str | os.PathLike[str], b_dir: str | os.PathLike[str]
 ) -> tuple[list[EntryDiff], list[ViewProblem]]:
@@ -92,8 +86,7 @@ def compare_views(
         elif ch.kind == "added" and (archive, bare) in gained_a:
             out.append(EntryDiff(label, ch.entry, "unarchived", shard=gained_a[(archive, bare)]))
         else:
-            fields = tuple(FieldChange(f.field, f.before, f.after) for f in ch.fields)
-            out.append(EntryDiff(label, ch.entry, ch.kind, fields))
+            out.append(EntryDiff(label, ch.entry, ch.kind, ch.fields))
     if "facts" not in skip:
         old, new = _facts(a), _facts(b)
         for key in sorted(set(old) | set(new)):
@@ -102,5 +95,5 @@ def compare_views(
             elif key not in old:
                 out.append(EntryDiff("facts", key, "added"))
             elif old[key] != new[key]:
-                out.append(EntryDiff("facts", key, "changed", _changed(old[key], new[key])))
+                out.append(EntryDiff("facts", key, "changed", changed_fields(old[key], new[key])))
     return out, problems

@@ -55,7 +55,7 @@ def test_b_is_a_plus_new_events(pair):
     assert j.b.sentinel_index == j.a.events and j.a.sentinel_index == j.a.events - 1
     changed = [e for e in result.entries if e.view == "reflections"]
     assert changed and changed[0].entry == fixtures.REFLECTION_IDS[0]
-    assert ("reinforcement", 1.2, 2.7) in {(f.name, f.before, f.after) for f in changed[0].fields}
+    assert ("reinforcement", 1.2, 2.7) in {(f.field, f.before, f.after) for f in changed[0].fields}
 
 
 def test_b_restored_from_an_older_backup(tmp_path):
@@ -84,7 +84,7 @@ def test_b_after_a_correction_merge_changes_text_with_no_event(pair):
     assert result.journal.identical
     (e,) = result.entries
     assert e.view == "persona" and e.entry == f"master/{entry['id']}" and e.change == "changed"
-    assert [(f.name, f.before, f.after) for f in e.fields] == [("text", before, entry["text"])]
+    assert [(f.field, f.before, f.after) for f in e.fields] == [("text", before, entry["text"])]
 
 
 def test_b_after_a_full_replay_that_rolled_evidence_back(tmp_path):
@@ -105,7 +105,7 @@ def test_b_after_a_full_replay_that_rolled_evidence_back(tmp_path):
     assert result.journal.b.sentinel_index is not None and result.journal.b.sentinel_index < result.journal.a.events
     rolled = [e for e in result.entries if e.entry == f"{key}/{pid}"]
     assert rolled, result.entries
-    fields = {f.name: (f.before, f.after) for f in rolled[0].fields}
+    fields = {f.field: (f.before, f.after) for f in rolled[0].fields}
     assert fields["reinforcement"][0] == 3.5 and fields["reinforcement"][1] < 3.5
 
 
