@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import hashlib
 import json
 import os
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -180,6 +182,25 @@ def generate_character(char_dir: Path, events: int, entries: int, seed: int = 4)
     )
 
 
+
+@contextlib.contextmanager
+def bench_character(keep: str | None, events: int, entries: int, prefix: str) -> Iterator[Path]:
+    """The benchmark's character folder: generated into ``keep`` (reused when its journal is
+    there already), or into a temporary folder removed afterwards."""
+    tmp = None if keep else tempfile.mkdtemp(prefix=prefix)
+    root = Path(keep) if keep else Path(tmp or "")
+    char_dir = root / CHARACTER
+    try:
+        journal = char_dir / JOURNAL_NAME
+        if not journal.exists():
+            t0 = time.perf_counter()
+            generate_character(char_dir, events, entries)
+            print(f"generated {events:,} events over {entries:,} entries in {time.perf_counter() - t0:.1f} s")
+        yield char_dir
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
 def orjson_loop(path: Path) -> tuple[float, float]:
     """Wall and CPU seconds of a bare ``orjson.loads`` loop over the file's lines."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -301,19 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_precompile:
         precompile()
 
-    tmp = None
-    if args.keep:
-        root = Path(args.keep)
-    else:
-        tmp = tempfile.mkdtemp(prefix="bench-check-")
-        root = Path(tmp)
-    char_dir = root / CHARACTER
-    try:
+    with bench_character(args.keep, args.events, args.entries, "bench-check-") as char_dir:
         journal = char_dir / JOURNAL_NAME
-        if not journal.exists():
-            t0 = time.perf_counter()
-            generate_character(char_dir, args.events, args.entries)
-            print(f"generated {args.events:,} events over {args.entries:,} entries in {time.perf_counter() - t0:.1f} s")
         size = journal.stat().st_size
         print(f"journal: {journal} ({size / 1e6:.1f} MB)")
         orjson_loop(journal)  # warm the page cache
@@ -365,9 +375,6 @@ def main(argv: list[str] | None = None) -> int:
               f"(target <= {TARGET_RSS / 1e6:.0f} MB)  {ok(peak <= TARGET_RSS)}")
         if args.profile:
             profile_check(char_dir, args.profile)
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_check import CHARACTER, generate_character, precompile, run_child  # noqa: E402
+from bench_check import CHARACTER, bench_character, generate_character, precompile, run_child  # noqa: E402
 
 from journal.diagnosis import diagnose_character  # noqa: E402
 from journal.events import JOURNAL_NAME  # noqa: E402
@@ -86,19 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return bench_chart(args.chart_events, args.repeat, args.keep)
     if not args.no_precompile:
         precompile()
-    tmp = None
-    if args.keep:
-        root = Path(args.keep)
-    else:
-        tmp = tempfile.mkdtemp(prefix="bench-history-")
-        root = Path(tmp)
-    char_dir = root / CHARACTER
-    try:
+    with bench_character(args.keep, args.events, args.entries, "bench-history-") as char_dir:
         journal = char_dir / JOURNAL_NAME
-        if not journal.exists():
-            t0 = time.perf_counter()
-            generate_character(char_dir, args.events, args.entries)
-            print(f"generated {args.events:,} events over {args.entries:,} entries in {time.perf_counter() - t0:.1f} s")
         print(f"journal: {journal} ({journal.stat().st_size / 1e6:.1f} MB)")
         bare_parse(journal, [])  # open once
 
@@ -166,9 +155,6 @@ def main(argv: list[str] | None = None) -> int:
             f"(median round: entry {statistics.median(rows['warm']) * 1e3:.2f} ms, "
             f"state_at last {statistics.median(rows['last']):.2f} s)"
         )
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
