@@ -125,7 +125,9 @@ def window_tour() -> str:
     if start < 0:
         return "The window tour is in the README's section “The window”, which this installation does not include."
     end = text.find("\n## ", start + len(TOUR_HEADING))
-    return text[start : end if end >= 0 else len(text)].strip()
+    section = text[start : end if end >= 0 else len(text)].strip()
+    # Images are the README's (a path beside it), not the window's: the tour is the text.
+    return "\n".join(line for line in section.split("\n") if not line.startswith("!["))
 
 
 class TourDialog(QDialog):

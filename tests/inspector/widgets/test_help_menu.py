@@ -64,6 +64,7 @@ def test_the_window_tour_shows_the_readmes_section(qtbot, inspector_window):  # 
     (dialog,) = inspector_window.findChildren(TourDialog)
     text = dialog.browser.toPlainText()
     assert text.startswith("The window") and "Redact text" in text and "## Command line" not in text
+    assert "![" not in dialog.browser.toMarkdown()  # the README's image is not the window's
     readme = README.read_text(encoding="utf-8")
     assert TOUR_HEADING in readme
     dialog.close()
