@@ -304,8 +304,8 @@ class RowActions(QObject):
             here.triggered.connect(lambda: replay.start_replay(Scope("until", event_id)))
         bookmarks = w.context.bookmarks
         on = bookmarks.is_bookmarked(ref)
-        toggle = getattr(getattr(w, "bookmark_actions", None), "toggle_action", None)
-        keys = f"\t{toggle.shortcut().toString()}" if toggle is not None and not toggle.shortcut().isEmpty() else ""
+        shortcut = w.bookmark_actions.toggle_action.shortcut()  # built before this menu (MainWindow)
+        keys = f"\t{shortcut.toString()}" if not shortcut.isEmpty() else ""
         mark = menu.addAction(("Remove bookmark" if on else "Bookmark") + keys)
         mark.setEnabled(is_event)
         mark.triggered.connect(lambda: bookmarks.toggle(ref))
