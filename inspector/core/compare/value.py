@@ -4,16 +4,18 @@ window alike (the ``--json`` shape, schema 1, is :meth:`Comparison.to_json`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from journal.dryrun import FieldChange
 
 COMPARE_SCHEMA = 1
 
 
-@dataclass(frozen=True, slots=True)
-class EventRef:
-    """An event of one side: its 0-based index among that journal's events, id, type and line."""
+class EventRef(NamedTuple):
+    """An event of one side: its 0-based index among that journal's events, id, type and line.
+
+    A named tuple, not a frozen dataclass: a comparison may list 100,000s of them, and a tuple is
+    made in C."""
 
     index: int
     event_id: str
