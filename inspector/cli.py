@@ -38,7 +38,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="memory-inspector",
         description="Inspect, diagnose and safely replay AI-companion memory folders. "
-        "Subcommands for scripts: check, replay, restore (see 'memory-inspector check --help').",
+        f"Subcommands for scripts: {', '.join(SUBCOMMANDS)} (see 'memory-inspector check --help').",
     )
     p.add_argument("--version", action="version", version=f"memory-inspector {__version__}")
     p.add_argument("path", nargs="?", help="memory root, character folder or .zip export (default: bundled sample)")

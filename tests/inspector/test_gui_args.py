@@ -19,3 +19,12 @@ def test_a_bad_size_is_exit_2_with_one_message(bad, capsys):
         build_gui_parser().parse_args(["--size", bad])
     assert exc.value.code == 2
     assert "--size" in capsys.readouterr().err
+
+
+def test_the_help_names_every_subcommand(capsys):
+    from inspector.cli import SUBCOMMANDS
+
+    with pytest.raises(SystemExit):
+        build_gui_parser().parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert all(name in out for name in SUBCOMMANDS)
