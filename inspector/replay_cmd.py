@@ -107,7 +107,7 @@ class TerminalPrompter:
     def review(self, review: Review) -> bool:
         """The plan was printed already: a plan with work is confirmed like any question; one
         without has nothing to confirm."""
-        return self.ask(review.question) if review.can_apply else True
+        return review.asked(self.ask)
 
     def choose_backup(self, backups: Any, start: Path) -> Path | None:
         return None  # the command line names the backup

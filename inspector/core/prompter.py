@@ -171,7 +171,7 @@ class HeadlessPrompter:
 
     def review(self, review: Review) -> bool | Scope:
         """Asked as its question; a plan without work has nothing to confirm (go ahead)."""
-        return self.ask(review.question) if review.can_apply else True
+        return review.asked(self.ask)
 
     def choose_backup(self, backups: Sequence[BackupSummary], start: Path) -> Path | None:
         self.asked.append(Question(ASK_CHOOSE_BACKUP, "Restore backup", f"{len(backups)} backup(s) listed"))

@@ -110,6 +110,11 @@ class Review:
     notice: str = ""
     can_apply: bool = True
 
+    def asked(self, ask: Callable[[Question], bool]) -> bool:
+        """The answer of a driver that only asks yes/no: the question for a plan with work; a
+        plan without work has nothing to confirm (go ahead, which records "nothing to do")."""
+        return ask(self.question) if self.can_apply else True
+
 
 @dataclass(frozen=True, slots=True)
 class ChooseBackup:
