@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 from journal import fs
 from journal.codec import dumps_view, loads_exact
 from journal.errors import ViewCorruptError
-from journal.events import is_unicode, now_iso
+from journal.events import Clock, is_unicode, now_iso
 from journal.stores import Confinement
 from journal.views import SentinelRead, read_sentinel
 
@@ -185,16 +185,23 @@ def same_record(aset: AppliedSet, sentinel: SentinelRead, applied: Iterable[str]
 
 
 def write_applied_set(
-    char_dir: str | os.PathLike[str], sentinel: SentinelRead, applied: Iterable[str], *, durable: bool = True
+    char_dir: str | os.PathLike[str],
+    sentinel: SentinelRead,
+    applied: Iterable[str],
+    *,
+    durable: bool = True,
+    clock: Clock | None = None,
 ) -> None:
-    """Write the record atomically (as the sentinel is written), bound to ``sentinel``.
+    """Write the record atomically (as the sentinel is written), bound to ``sentinel``; ``clock``
+    gives its ``ts`` (default: :func:`journal.events.now_iso`).
 
     Raises:
         ViewCorruptError: the file is a link leading out of the character folder; nothing written.
         OSError: the write failed (the old file is kept whole).
     """
     path = Confinement(char_dir).view_path(APPLIED_SET_NAME)
-    fs.atomic_write_bytes(path, applied_set_bytes(sentinel, applied), durable=durable)
+    ts = None if clock is None else clock()
+    fs.atomic_write_bytes(path, applied_set_bytes(sentinel, applied, ts), durable=durable)
 
 
 def remove_applied_set(char_dir: str | os.PathLike[str]) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal, cast, get_args
 
@@ -55,6 +56,22 @@ SENTINEL_NAME = "events_applied.json"
 def now_iso() -> str:
     """Naive local ISO-8601 timestamp, as the memory server writes it (no zero microseconds)."""
     return datetime.now().isoformat()
+
+
+def new_uuid() -> str:
+    """A fresh uuid4 in canonical form (``str(uuid.uuid4())``): what an event id is."""
+    return str(uuid.uuid4())
+
+
+#: Where a writer takes the timestamps it writes (an event's ``ts``, the sentinel's, ``archived_at``):
+#: a callable giving a naive local ISO-8601 string. ``None`` wherever one is accepted means
+#: :func:`now_iso`, looked up at each call.
+Clock = Callable[[], str]
+
+#: Where a writer takes fresh ids (event ids, the uuid8 of a new shard's name): a callable giving a
+#: uuid4 string, canonical (:func:`new_uuid`) or hex; a shard takes its first 8 hex digits. ``None``
+#: wherever one is accepted means :func:`new_uuid`, looked up at each call.
+IdSource = Callable[[], str]
 
 
 def is_unicode(text: str) -> bool:
@@ -231,8 +248,13 @@ def make_event(
     return Event(event_id, cast(DeclaredType, event_type), ts, body, line, offset)
 
 
-def new_event(event_type: str, payload: dict[str, Any]) -> Event:
+def new_event(
+    event_type: str, payload: dict[str, Any], *, clock: Clock | None = None, new_id: IdSource | None = None
+) -> Event:
     """Build a fresh event with a new uuid4 and the current local timestamp.
+
+    ``clock`` and ``new_id`` give the ``ts`` and the id instead (default: :func:`now_iso`,
+    :func:`new_uuid`); the id is taken first.
 
     Raises:
         UnknownEventTypeError: ``event_type`` is not declared.
@@ -243,7 +265,8 @@ def new_event(event_type: str, payload: dict[str, Any]) -> Event:
     check_event_type(event_type)
     if not isinstance(payload, dict):
         raise TypeError(f"payload must be a dict, not {type(payload).__name__}")
-    return make_event(str(uuid.uuid4()), event_type, now_iso(), payload)
+    event_id = (new_id or new_uuid)()
+    return make_event(event_id, event_type, (clock or now_iso)(), payload)
 
 
 def encode_event(event: Event) -> bytes:

@@ -31,10 +31,11 @@ from journal.events import (
     JOURNAL_NAME,
     REPLAYABLE_EVENT_TYPES,
     SENTINEL_NAME,
+    Clock,
     Event,
+    IdSource,
     check_event_type,
     encode_event,
-    make_event,
     new_event,
     now_iso,
 )
@@ -220,12 +221,30 @@ class EventLog:
     stores use (:class:`~journal.stores.Confinement`): a writer refuses a path leading out of it
     before anything is written.
 
+    Every timestamp it writes (an event's ``ts``, ``archived_at``, the sentinel's and the applied
+    set's ``ts``) comes from ``clock``, and every fresh id (event ids, the uuid8 of a new shard's
+    name) from ``new_id``; nothing else in the process is consulted or changed, so a caller that
+    needs reproducible files (the fixture builders) passes its own.
+
+    Args:
+        root: the memory root (``memory_dir``).
+        clock: the timestamps' source (:data:`journal.events.Clock`); ``None``, the default,
+            is :func:`journal.events.now_iso`.
+        new_id: the ids' source (:data:`journal.events.IdSource`); ``None``, the default, is
+            :func:`journal.events.new_uuid` (a fresh uuid4).
+
     Attributes:
         root: the memory root (``memory_dir``).
+        clock: as given.
+        new_id: as given.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, clock: Clock | None = None, new_id: IdSource | None = None
+    ) -> None:
         self.root = Path(root)
+        self.clock = clock
+        self.new_id = new_id
         # Per character, read and written only under that character's lock: where our last
         # append left the journal, and each view as we last saved it (bench/bench_journal.py's
         # 340 KiB view: parsing it costs 0.60 ms a call, checking the saved one 0.15 ms).
@@ -235,6 +254,12 @@ class EventLog:
         self._last_events = LastEventCache()
         # Per valid character name: (root it was made under, folder, journal); pathlib is slow.
         self._paths: dict[str, tuple[Path, Path, Path]] = {}
+
+    def _now(self) -> str:
+        return (self.clock or now_iso)()
+
+    def _new_event(self, event_type: str, payload: dict[str, Any]) -> Event:
+        return new_event(event_type, payload, clock=self.clock, new_id=self.new_id)
 
     # -- paths and locks ------------------------------------------------------------------
 
@@ -274,7 +299,7 @@ class EventLog:
             UnknownEventTypeError: before anything is written.
             OSError: the append or its fsync failed.
         """
-        event = new_event(event_type, payload)
+        event = self._new_event(event_type, payload)
         line = encode_event(event)
         with self.lock(character):
             cd, journal = self._folder_and_journal(character)
@@ -328,7 +353,7 @@ class EventLog:
         """
         if view in _NOT_VIEWS:
             raise ValueError(f"{view!r} is not a view: record_and_save would overwrite the journal's own file")
-        event = new_event(event_type, payload)
+        event = self._new_event(event_type, payload)
         line = encode_event(event)
         expected = VIEW_TYPES.get(view, dict)
         with self.lock(character):
@@ -438,9 +463,9 @@ class EventLog:
         if after_save is not None:
             after_save()
         if may_advance:
-            write_sentinel(cd, event.event_id)
+            write_sentinel(cd, event.event_id, clock=self.clock)
         elif applied_set is not None:
-            write_applied_set(cd, sentinel, [*applied_set, event.event_id])
+            write_applied_set(cd, sentinel, [*applied_set, event.event_id], clock=self.clock)
         return event
 
     # -- archives --------------------------------------------------------------------------
@@ -471,7 +496,7 @@ class EventLog:
                 return None
             archive_dir, name = self._shard_for(confined, REFLECTION_ARCHIVE, today)
             ensure_shard(archive_dir, name)
-            archived_at = now_iso()
+            archived_at = self._now()
             snapshot = {**entry, "archived_at": archived_at, "status": "archived", "archive_shard_path": name}
             payload = {
                 "reflection_id": reflection_id,
@@ -481,7 +506,7 @@ class EventLog:
                 "archived_at": archived_at,
                 "entry_snapshot": snapshot,
             }
-            event = new_event("reflection.state_changed", payload)
+            event = self._new_event("reflection.state_changed", payload)
 
             def remove(view: list[Any]) -> list[Any]:
                 return [e for e in view if not (isinstance(e, dict) and e.get("id") == reflection_id)]
@@ -498,13 +523,12 @@ class EventLog:
                 character,
             )
 
-    @staticmethod
-    def _shard_for(confined: Confinement, archive: str, today: date | None) -> tuple[Path, str]:
+    def _shard_for(self, confined: Confinement, archive: str, today: date | None) -> tuple[Path, str]:
         """The archive folder and the shard an archive goes to, both confined like replay's: a
         link leading out of the character folder raises ``ShardCorruptError`` before anything is
         written (the folder is checked before it is listed). Caller holds the lock."""
         archive_dir = confined.archive_path(archive)
-        name = choose_shard(archive_dir, today)
+        name = choose_shard(archive_dir, today, new_id=self.new_id)
         confined.shard_path(archive, name)
         fs.ensure_dir(confined.char_dir)
         return archive_dir, name
@@ -535,7 +559,7 @@ class EventLog:
                 return None
             archive_dir, name = self._shard_for(confined, PERSONA_ARCHIVE, today)
             ensure_shard(archive_dir, name)
-            archived_at = now_iso()
+            archived_at = self._now()
             snapshot = {**entry, "archived_at": archived_at, "archive_shard_path": name}
             payload = {
                 "entity_key": entity_key,
@@ -546,7 +570,7 @@ class EventLog:
                 "source": entry.get("source"),
                 "entry_snapshot": snapshot,
             }
-            event = new_event("persona.fact_added", payload)
+            event = self._new_event("persona.fact_added", payload)
 
             def remove(view: dict[str, Any]) -> None:
                 sec = view[entity_key]
@@ -576,7 +600,7 @@ class EventLog:
     ) -> list[Event]:
         """Replace the journal with ``seeds`` and reset the sentinel to null (never called for you).
 
-        Each seed is ``(event_type, payload)``; every seed gets a new uuid4 and all share one ``ts``.
+        Each seed is ``(event_type, payload)``; every seed gets a fresh id and all share one ``ts``.
         The journal is replaced atomically (temp + ``os.replace``), then the sentinel is reset, so
         the seeds replay. A crash between the two leaves a sentinel naming an id that no longer
         exists, which also means a full replay of the seeds.
@@ -596,7 +620,7 @@ class EventLog:
                 wedge replay); nothing is written.
             UnappliedTailError: events after the sentinel are not applied yet; nothing is written.
         """
-        ts = now_iso()
+        ts = self._now()
 
         def build(pairs: Sequence[tuple[str, dict[str, Any]]]) -> list[Event]:
             built: list[Event] = []
@@ -604,8 +628,7 @@ class EventLog:
                 check_event_type(event_type)
                 if event_type not in REPLAYABLE_EVENT_TYPES:
                     raise UnknownEventTypeError(f"seed type {event_type!r} has no replay handler")
-                ev = new_event(event_type, payload)
-                built.append(make_event(ev.event_id, ev.type, ts, ev.payload))
+                built.append(new_event(event_type, payload, clock=lambda: ts, new_id=self.new_id))
             return built
 
         events = [] if callable(seeds) else build(seeds)
@@ -622,7 +645,7 @@ class EventLog:
             fs.ensure_dir(cd)
             self._ends.pop(character, None)
             fs.atomic_write_bytes(cd / JOURNAL_NAME, data)
-            write_sentinel(cd, None)
+            write_sentinel(cd, None, clock=self.clock)
             # A record of events applied past the old sentinel names events that are gone (and
             # the reset made it stale): remove it. It is no longer read either way.
             with contextlib.suppress(OSError, ViewCorruptError):

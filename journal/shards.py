@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import uuid
 from collections.abc import Hashable, Iterable
 from datetime import date
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 from journal import fs
 from journal.codec import loads_exact
 from journal.errors import BadShardNameError, ShardCorruptError
+from journal.events import IdSource, new_uuid
 
 REFLECTION_ARCHIVE = "reflection_archive"
 PERSONA_ARCHIVE = "persona_archive"
@@ -20,6 +20,7 @@ ARCHIVE_FILE_MAX_ENTRIES = 500
 
 #: ASCII digits only: ``\\d`` would also accept other scripts' digits.
 SHARD_NAME_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}_[0-9a-f]{8}\.json")
+_UUID8_RE = re.compile(r"[0-9a-f]{8}")
 
 
 def is_shard_name(name: object) -> bool:
@@ -82,12 +83,18 @@ def list_shards(archive_dir: str | os.PathLike[str]) -> list[str]:
     return sorted(n for n in names if is_shard_name(n))
 
 
-def choose_shard(archive_dir: str | os.PathLike[str], today: date | None = None) -> str:
+def choose_shard(
+    archive_dir: str | os.PathLike[str], today: date | None = None, *, new_id: IdSource | None = None
+) -> str:
     """Pick the shard an append goes to (memory-format §1.3).
 
     Today's shards in lexical order; the first holding fewer than 500 entries; a corrupt shard
-    counts as full. Otherwise a new name with today's date and a fresh uuid8, re-rolled on
-    collision. Does not create the file.
+    counts as full. Otherwise a new name with today's date and a fresh uuid8 (the first 8 hex
+    digits of a ``new_id()``, default :func:`journal.events.new_uuid`), re-rolled on collision.
+    Does not create the file.
+
+    Raises:
+        ValueError: ``new_id`` gave something that does not start with 8 lowercase hex digits.
     """
     day = (today or date.today()).isoformat()
     existing = list_shards(archive_dir)
@@ -102,9 +109,18 @@ def choose_shard(archive_dir: str | os.PathLike[str], today: date | None = None)
             return name
     taken = set(existing)
     while True:
-        name = f"{day}_{uuid.uuid4().hex[:8]}.json"
+        name = f"{day}_{_uuid8(new_id or new_uuid)}.json"
         if name not in taken:
             return name
+
+
+def _uuid8(new_id: IdSource) -> str:
+    """The first 8 hex digits of a fresh id (``new_id()``, canonical or hex)."""
+    fresh = new_id()
+    digits = fresh.replace("-", "")[:8]
+    if _UUID8_RE.fullmatch(digits) is None:
+        raise ValueError(f"id source gave {fresh!r}: a shard name needs 8 lowercase hex digits")
+    return digits
 
 
 def ensure_shard(archive_dir: str | os.PathLike[str], name: str) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from journal import fs
 from journal.codec import dumps_view
 from journal.errors import ShardCorruptError, ViewCorruptError
-from journal.events import SENTINEL_NAME
+from journal.events import SENTINEL_NAME, Clock
 from journal.shards import load_shard, validate_shard_name
 from journal.views import SentinelRead, check_view_type, load_view, read_sentinel, save_view, write_sentinel
 
@@ -156,11 +156,16 @@ class FolderStore(Confinement):
     Args:
         char_dir: the character folder.
         durable: ``False`` skips fsync (scratch copies only).
+        clock: gives the ``ts`` of the sentinel it writes (default, ``None``:
+            :func:`journal.events.now_iso`).
     """
 
-    def __init__(self, char_dir: str | os.PathLike[str], *, durable: bool = True) -> None:
+    def __init__(
+        self, char_dir: str | os.PathLike[str], *, durable: bool = True, clock: Clock | None = None
+    ) -> None:
         super().__init__(char_dir)
         self.durable = durable
+        self.clock = clock
 
     def view_exists(self, name: str) -> bool:
         return self.view_path(name).exists()
@@ -188,7 +193,7 @@ class FolderStore(Confinement):
 
     def write_sentinel(self, event_id: str | None) -> None:
         self.view_path(SENTINEL_NAME)  # a link leading out of the folder is refused, as a view is
-        write_sentinel(self.char_dir, event_id, durable=self.durable)
+        write_sentinel(self.char_dir, event_id, durable=self.durable, clock=self.clock)
 
 
 _MISSING = object()

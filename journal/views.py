@@ -12,7 +12,7 @@ from typing import Any
 from journal import fs
 from journal.codec import loads_exact
 from journal.errors import ViewCorruptError
-from journal.events import SENTINEL_NAME, is_unicode, now_iso
+from journal.events import SENTINEL_NAME, Clock, is_unicode, now_iso
 
 REFLECTIONS = "reflections.json"
 PERSONA = "persona.json"
@@ -125,10 +125,13 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
     return SentinelRead("ok", event_id=value, ts=ts)
 
 
-def write_sentinel(char_dir: str | os.PathLike[str], event_id: str | None, *, durable: bool = True) -> None:
+def write_sentinel(
+    char_dir: str | os.PathLike[str], event_id: str | None, *, durable: bool = True, clock: Clock | None = None
+) -> None:
     """Write the sentinel atomically (``indent=2``), as the memory server does.
 
-    ``durable=False`` skips the fsyncs (scratch copies only).
+    ``durable=False`` skips the fsyncs (scratch copies only). ``clock`` gives its ``ts``
+    (default: :func:`journal.events.now_iso`); it is not asked when nothing is written.
 
     Raises:
         OSError: the write failed (the old sentinel is kept whole), or ``event_id`` cannot be
@@ -140,7 +143,7 @@ def write_sentinel(char_dir: str | os.PathLike[str], event_id: str | None, *, du
     if event_id is not None and not (isinstance(event_id, str) and is_unicode(event_id)):
         what = "not valid Unicode (a lone surrogate)" if isinstance(event_id, str) else "not a string"
         raise OSError(errno.EINVAL, f"cannot write the sentinel: event id {event_id!r} is {what}", str(path))
-    fs.atomic_write_json(path, {"last_applied_event_id": event_id, "ts": now_iso()}, durable=durable)
+    fs.atomic_write_json(path, {"last_applied_event_id": event_id, "ts": (clock or now_iso)()}, durable=durable)
 
 
 _IMMUTABLE_LEAVES = frozenset({str, int, float, bool, type(None)})
