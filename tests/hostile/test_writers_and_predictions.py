@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,6 +34,7 @@ from journal.events import JOURNAL_NAME
 from journal.reconcile import Reconciler
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import REFLECTIONS, load_view
+from tests.helpers.other_user import TREE, require_other_user_runs_this_tree, run_python_as_other_user
 from tests.journal._replay_kit import CHAR, make_character, persona_entry, persona_view, reflection
 
 SHARD = "2026-05-01_0a1b2c3d.json"
@@ -321,28 +321,13 @@ def test_check_and_the_dry_run_stop_where_the_real_replay_stops(
 def shared_base() -> Iterator[Path]:
     """A temp folder another user can read (pytest's own is private to this user)."""
     base = Path(tempfile.mkdtemp(prefix="hostile-unlistable-"))
+    os.chmod(base, 0o755)
     try:
         yield base
     finally:
         for dirpath, _dirs, _files in os.walk(base):
             os.chmod(dirpath, 0o755)
         shutil.rmtree(base)
-
-
-def _unprivileged(cmd: list[str]) -> tuple[list[str], Callable[[], None] | None]:
-    """``cmd`` run without the permission overrides of root (as ``nobody``), when we are root."""
-    if os.geteuid() != 0:
-        return cmd, None
-    setpriv = shutil.which("setpriv")
-    if setpriv is not None:
-        return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *cmd], None
-
-    def drop() -> None:
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-
-    return cmd, drop
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
@@ -357,16 +342,13 @@ def test_check_reports_an_unlistable_character_folder_and_the_others(shared_base
             os.chmod(Path(dirpath) / f, 0o644)
     locked.path.chmod(0)
 
-    cmd, preexec = _unprivileged([sys.executable, "-m", "inspector", "check", str(root), "--json"])
-    env = {
-        **os.environ,
-        "NEKO_RUNTIME_STATE_DIR": str(shared_base / "runtime"),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),  # this tree's code, whatever is installed
-    }
-    # preexec_fn only where there is no setpriv (root without it): the child drops root itself.
-    proc = subprocess.run(
-        cmd, capture_output=True, env=env, cwd=shared_base, timeout=120, check=False, preexec_fn=preexec
+    # As nobody when we are root (root lists anything); skipped, with the reason, where nobody
+    # cannot run this tree's code from here.
+    proc = run_python_as_other_user(
+        ["-m", "inspector", "check", str(root), "--json"],
+        env={**os.environ, "NEKO_RUNTIME_STATE_DIR": str(shared_base / "runtime")},
+        cwd=shared_base,
+        reads=[root],
     )
     assert "Traceback" not in proc.stderr.decode(errors="replace"), proc.stderr.decode(errors="replace")
     assert proc.returncode == 1
@@ -378,6 +360,29 @@ def test_check_reports_an_unlistable_character_folder_and_the_others(shared_base
     errors = [f for f in by_name["locked"]["findings"] if f["severity"] == "error"]
     assert [f["code"] for f in errors] == ["journal.absent"]
     assert str(locked.path) in errors[0]["message"] and "cannot be listed" in errors[0]["message"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_the_other_user_guard_skips_code_from_outside_the_tree_and_unreadable_folders(shared_base: Path) -> None:
+    """The guard of the test above is not a formality: a child that would import the package from
+    anywhere but the tree under test, or could not read what the test needs, is not run."""
+    env = {**os.environ, "PYTHONPATH": str(TREE), "PYTHONDONTWRITEBYTECODE": "1"}
+    user = require_other_user_runs_this_tree(env=env, cwd=shared_base)  # skips here too where it must
+    elsewhere = shared_base / "elsewhere"
+    elsewhere.mkdir(mode=0o755)
+    journal_init = (TREE / "journal" / "__init__.py").resolve()
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_other_user_runs_this_tree(env=env, cwd=shared_base, tree=elsewhere)
+    assert skipped.value.msg == (
+        f"user {user.name} running {sys.executable} imports journal from {journal_init}, "
+        f"not this tree ({elsewhere.resolve()})"
+    )
+    private = shared_base / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_other_user_runs_this_tree(env=env, cwd=shared_base, reads=[shared_base, private])
+    assert skipped.value.msg == f"user {user.name} cannot read {private}: PermissionError: Permission denied"
 
 
 def test_record_and_save_refuses_to_replace_the_journals_own_files(tmp_path: Path) -> None:
