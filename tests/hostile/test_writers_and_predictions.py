@@ -367,7 +367,7 @@ def test_the_other_user_guard_skips_code_from_outside_the_tree_and_unreadable_fo
     """The guard of the test above is not a formality: a child that would import the package from
     anywhere but the tree under test, or could not read what the test needs, is not run."""
     env = {**os.environ, "PYTHONPATH": str(TREE), "PYTHONDONTWRITEBYTECODE": "1"}
-    user = require_other_user_runs_this_tree(env=env, cwd=shared_base)  # skips here too where it must
+    user = require_other_user_runs_this_tree(env=env, cwd=shared_base, reads=[shared_base])  # skips where it must
     elsewhere = shared_base / "elsewhere"
     elsewhere.mkdir(mode=0o755)
     journal_init = (TREE / "journal" / "__init__.py").resolve()
@@ -381,7 +381,7 @@ def test_the_other_user_guard_skips_code_from_outside_the_tree_and_unreadable_fo
     private.mkdir(mode=0o700)
     private.chmod(0)
     with pytest.raises(pytest.skip.Exception) as skipped:
-        require_other_user_runs_this_tree(env=env, cwd=shared_base, reads=[shared_base, private])
+        require_other_user_runs_this_tree(env=env, cwd=shared_base, reads=[private])
     assert skipped.value.msg == f"user {user.name} cannot read {private}: PermissionError: Permission denied"
 
 
