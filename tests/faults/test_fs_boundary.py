@@ -26,9 +26,9 @@ ALLOWED = {
     "stores:FolderStore.save_shard": "durable=False only: the scratch copy's archive folder",
     "inputs:extract_zip": "extracts a .zip export into a fresh folder (check: private temp; replay: the chosen one)",
     "runtime:probe_lock_file": "opens the launcher lock read-only to probe it (outside the data root)",
-    "fixtures:outbox_backlog": "the fixture builder writes an outbox as the server does (fixtures only)",
-    "fixtures:server_lock_held": "the fixture builder holds a launcher lock in a test's runtime folder",
-    "fixtures:build_sample": "the fixture builder creates the sample's memory root",
+    "fixtures.cases.files:outbox_backlog": "the fixture builder writes an outbox as the server does (fixtures only)",
+    "fixtures.lock:server_lock_held": "the fixture builder holds a launcher lock in a test's runtime folder",
+    "fixtures.registry:build_sample": "the fixture builder creates the sample's memory root",
 }
 
 OS_EFFECTS = {

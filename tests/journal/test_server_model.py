@@ -23,10 +23,10 @@ from journal import fixtures as folders
 from journal import fs
 from journal.diagnosis import Diagnosis, UnreadableInputError, diagnose_path
 from journal.diagnosis.values import CharacterDiagnosis, Finding
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event, new_event
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event
 from journal.fixtures import FIXTURE_NOW, PERSONA_ENTRY, REFLECTION_IDS, Deterministic, Writer
 from journal.fs import is_leftover_temp, is_temp_name
-from journal.views import PERSONA, REFLECTIONS, load_view, save_view, write_sentinel
+from journal.views import PERSONA, REFLECTIONS, load_view, save_view
 
 
 @pytest.fixture(autouse=True)
@@ -184,28 +184,27 @@ def twice_merged(root: Path, name: str = "twice-merged", *, glued: bool) -> dict
 
     ``glued``: then a crash tore an append, and the server's next append (which never checks for
     a trailing newline) was glued onto the fragment and set the sentinel to the glued event."""
-    w = Writer(root, name)
+    w = Writer(root, name, Deterministic(name))
     key, pid = PERSONA_ENTRY
     ids: dict[str, Any] = {}
-    with Deterministic(name):
-        folders.seed_views(w.path)
-        w.persona_evidence(key, pid, 1.0)
-        ids["merge1"] = _merge(w, FIRST_MERGE, 2.0, [REFLECTION_IDS[1]])
-        ids["merge2"] = _merge(w, SECOND_MERGE, 3.0, [REFLECTION_IDS[1], REFLECTION_IDS[2]])
-        ids["last"] = w.persona_evidence(key, pid, 3.5).event_id
-        if glued:
-            r4 = REFLECTION_IDS[3]
-            lost = new_event("reflection.evidence_updated", folders.reflection_evidence_payload(r4, 0.4, at=w.now()))
-            fs.durable_append(w.path / JOURNAL_NAME, encode_event(lost)[:70], keep_lines_apart=False)
-            payload = folders.reflection_evidence_payload(r4, 0.9, at=w.now())
-            glue = new_event("reflection.evidence_updated", payload)
-            fs.durable_append(w.path / JOURNAL_NAME, encode_event(glue), keep_lines_apart=False)
-            view = load_view(w.path / REFLECTIONS, list)
-            folders._apply_reflection_evidence(payload)(view)
-            save_view(w.path / REFLECTIONS, view)
-            write_sentinel(w.path, glue.event_id)
-            w.events.append(glue.event_id)
-            ids["glued"] = glue.event_id
+    folders.seed_views(w.path)
+    w.persona_evidence(key, pid, 1.0)
+    ids["merge1"] = _merge(w, FIRST_MERGE, 2.0, [REFLECTION_IDS[1]])
+    ids["merge2"] = _merge(w, SECOND_MERGE, 3.0, [REFLECTION_IDS[1], REFLECTION_IDS[2]])
+    ids["last"] = w.persona_evidence(key, pid, 3.5).event_id
+    if glued:
+        r4 = REFLECTION_IDS[3]
+        lost = w.new_event("reflection.evidence_updated", folders.reflection_evidence_payload(r4, 0.4, at=w.now()))
+        fs.durable_append(w.path / JOURNAL_NAME, encode_event(lost)[:70], keep_lines_apart=False)
+        payload = folders.reflection_evidence_payload(r4, 0.9, at=w.now())
+        glue = w.new_event("reflection.evidence_updated", payload)
+        fs.durable_append(w.path / JOURNAL_NAME, encode_event(glue), keep_lines_apart=False)
+        view = load_view(w.path / REFLECTIONS, list)
+        folders._apply_reflection_evidence(payload)(view)
+        save_view(w.path / REFLECTIONS, view)
+        w.write_sentinel(glue.event_id)
+        w.events.append(glue.event_id)
+        ids["glued"] = glue.event_id
     ids["events"] = list(w.events)
     ids["path"] = w.path
     assert_server_format(w.path / JOURNAL_NAME)
@@ -342,11 +341,10 @@ def test_a_corrupt_persona_is_replaced_before_replay_and_its_pending_event_is_a_
     tmp_path: Path, content: bytes
 ) -> None:
     b = folders.healthy(tmp_path)
-    w = Writer(tmp_path, b.name)
-    with Deterministic("corrupt-persona"):
-        pending = w.append_only(
-            "persona.evidence_updated", folders.persona_evidence_payload(*PERSONA_ENTRY, 3.1, at=w.now())
-        ).event_id
+    w = Writer(tmp_path, b.name, Deterministic("corrupt-persona"))
+    pending = w.append_only(
+        "persona.evidence_updated", folders.persona_evidence_payload(*PERSONA_ENTRY, 3.1, at=w.now())
+    ).event_id
     fs.atomic_write_bytes(b.path / PERSONA, content)
     c = only(tmp_path)
     [corrupt] = [f for f in c.findings if f.code == "view.corrupt"]
@@ -530,9 +528,8 @@ def test_row_torn_line_the_next_server_append_is_glued(tmp_path: Path) -> None:
 
 def test_row_torn_line_after_our_append_nothing_is_glued(tmp_path: Path) -> None:
     b = folders.torn_tail(tmp_path)
-    w = Writer(tmp_path, b.name)
-    with Deterministic("our-append"):
-        ev = w.reflection_evidence(REFLECTION_IDS[3], 0.6)  # ours writes "\n" first
+    w = Writer(tmp_path, b.name, Deterministic("our-append"))
+    ev = w.reflection_evidence(REFLECTION_IDS[3], 0.6)  # ours writes "\n" first
     c = only(tmp_path)
     assert [d.kind for d in c.defects] == ["malformed"]
     assert server_start(c) == start(ok(ev.event_id, 9))
@@ -635,9 +632,8 @@ def test_row_hostile_shard_basename_is_written_where_it_leads(tmp_path: Path) ->
 
 def _pending_archive_named(tmp_path: Path, basename: str) -> folders.Built:
     b = folders.healthy(tmp_path)
-    w = Writer(tmp_path, b.name)
-    with Deterministic("named"):
-        w.append_only("reflection.state_changed", folders._archive_payload(w, REFLECTION_IDS[3], basename))
+    w = Writer(tmp_path, b.name, Deterministic("named"))
+    w.append_only("reflection.state_changed", folders._archive_payload(w, REFLECTION_IDS[3], basename))
     return b
 
 
@@ -718,12 +714,11 @@ def test_row_a_duplicate_after_the_sentinel_is_replayed_by_the_server(tmp_path: 
 def test_row_a_duplicate_before_the_sentinel_is_not_replayed(tmp_path: Path) -> None:
     b = folders.healthy(tmp_path)
     _with_copy_of_line(b, 3)
-    w = Writer(tmp_path, b.name)
-    with Deterministic("after-the-copy"):
-        payload = folders.reflection_evidence_payload(REFLECTION_IDS[0], 1.4, at=w.now())
-        live = w.server_record(
-            "reflection.evidence_updated", payload, folders._apply_reflection_evidence(payload), REFLECTIONS
-        )
+    w = Writer(tmp_path, b.name, Deterministic("after-the-copy"))
+    payload = folders.reflection_evidence_payload(REFLECTION_IDS[0], 1.4, at=w.now())
+    live = w.server_record(
+        "reflection.evidence_updated", payload, folders._apply_reflection_evidence(payload), REFLECTIONS
+    )
     c = only(tmp_path)
     assert server_start(c) == start(ok(live.event_id, 9), notes=[DUPLICATE_NOTE])
     assert codes(c) == [("server.duplicate_replayed", "warning")]

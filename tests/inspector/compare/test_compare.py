@@ -44,9 +44,8 @@ def test_identical(pair):
 
 def test_b_is_a_plus_new_events(pair):
     a, b = pair
-    w = fixtures.Writer(b.parent, NAME)
-    with fixtures.Deterministic("more"):
-        ev = w.reflection_evidence(fixtures.REFLECTION_IDS[0], 2.7)
+    w = fixtures.Writer(b.parent, NAME, fixtures.Deterministic("more"))
+    ev = w.reflection_evidence(fixtures.REFLECTION_IDS[0], 2.7)
     result = _compare(a, b)
     j = result.journal
     assert j.common_prefix == j.a.events and j.diverges_at == j.a.events
@@ -63,10 +62,9 @@ def test_b_restored_from_an_older_backup(tmp_path):
     fixtures.healthy(old)
     new = tmp_path / "new"
     shutil.copytree(old, new)
-    w = fixtures.Writer(new, NAME)
-    with fixtures.Deterministic("later"):
-        w.reflection_evidence(fixtures.REFLECTION_IDS[0], 2.7)
-        w.reflection_evidence(fixtures.REFLECTION_IDS[1], 3.3)
+    w = fixtures.Writer(new, NAME, fixtures.Deterministic("later"))
+    w.reflection_evidence(fixtures.REFLECTION_IDS[0], 2.7)
+    w.reflection_evidence(fixtures.REFLECTION_IDS[1], 3.3)
     result = _compare(new / NAME, old / NAME)  # A: the live folder; B: restored from the backup
     j = result.journal
     assert j.b.events == j.a.events - 2 and len(j.only_a) == 2 and j.only_b == []
@@ -93,10 +91,9 @@ def test_b_after_a_full_replay_that_rolled_evidence_back(tmp_path):
     a_root = tmp_path / "a"
     built = fixtures.healthy(a_root)
     key, pid = fixtures.PERSONA_ENTRY
-    w = fixtures.Writer(a_root, NAME)
-    with fixtures.Deterministic("second merge"):
-        w.merge(key, pid, "Master drinks green tea every evening, slowly", list(fixtures.REFLECTION_IDS[1:3]))
-        w.persona_evidence(key, pid, 3.5)
+    w = fixtures.Writer(a_root, NAME, fixtures.Deterministic("second merge"))
+    w.merge(key, pid, "Master drinks green tea every evening, slowly", list(fixtures.REFLECTION_IDS[1:3]))
+    w.persona_evidence(key, pid, 3.5)
     b_root = tmp_path / "b"
     shutil.copytree(a_root, b_root)
     (b_root / NAME / SENTINEL_NAME).unlink()  # the server will replay from the start
@@ -127,9 +124,8 @@ def test_entries_moved_into_archive_shards_name_the_shard(tmp_path):
     fixtures.healthy(a_root)
     b_root = tmp_path / "b"
     shutil.copytree(a_root, b_root)
-    w = fixtures.Writer(b_root, NAME)
-    with fixtures.Deterministic("archive"):
-        w.archive_reflection(fixtures.REFLECTION_IDS[3])
+    w = fixtures.Writer(b_root, NAME, fixtures.Deterministic("archive"))
+    w.archive_reflection(fixtures.REFLECTION_IDS[3])
     result = _compare(a_root / NAME, b_root / NAME)
     (moved,) = [e for e in result.entries if e.entry == fixtures.REFLECTION_IDS[3]]
     assert moved.change == "archived" and moved.shard.startswith("reflection_archive/")

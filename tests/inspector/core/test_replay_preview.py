@@ -26,13 +26,12 @@ def test_a_blocked_event_cannot_apply_and_holds_its_entry(tmp_path: Path) -> Non
 
 def test_an_event_of_the_held_entry_waits_and_one_of_another_entry_applies(tmp_path: Path) -> None:
     b = folders.persona_drift(tmp_path)
-    w = Writer(tmp_path, b.name)
+    w = Writer(tmp_path, b.name, Deterministic("preview"))
     key, pid = PERSONA_ENTRY
-    with Deterministic("preview"):
-        same = w.append_only("persona.evidence_updated", folders.persona_evidence_payload(key, pid, 3.0, at=w.now()))
-        other = w.append_only(
-            "reflection.evidence_updated", reflection_evidence_payload(folders.REFLECTION_IDS[0], 3.3, at=w.now())
-        )
+    same = w.append_only("persona.evidence_updated", folders.persona_evidence_payload(key, pid, 3.0, at=w.now()))
+    other = w.append_only(
+        "reflection.evidence_updated", reflection_evidence_payload(folders.REFLECTION_IDS[0], 3.3, at=w.now())
+    )
     c = _events(tmp_path)
     by_id = {e.event_id: e for e in c.events}
     held = preview_replay(c.path, by_id[same.event_id])
