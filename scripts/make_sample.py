@@ -5,7 +5,7 @@
 One character per state the inspector shows — healthy; pending tail; blocked by an unregistered
 legacy type; orphaned by a later live write; glued torn line; archive entry lost; persona drift —
 written through the journal package's own writers by its fixture builder
-(``journal/fixtures.py``). Ids and timestamps come from seeded sequences, so running it
+(``journal/fixtures/``). Ids and timestamps come from seeded sequences, so running it
 twice gives byte-identical files; a test checks that the committed sample is exactly what this
 script produces.
 """

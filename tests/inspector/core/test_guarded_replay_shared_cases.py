@@ -1,4 +1,4 @@
-"""Guarded replay on every case of the shared fixture builder (journal/fixtures.py)."""
+"""Guarded replay on every case of the shared fixture builder (journal/fixtures/)."""
 
 from __future__ import annotations
 
