@@ -68,6 +68,17 @@ DEFECT_KINDS = (
     "invalid_utf8",
 )
 
+#: Defect kinds whose line still yields an event (``unknown_type``): the event carries the problem
+#: (``blocked``, reason ``no_handler``), so the line is not also a damaged line.
+EVENT_CARRIED_KINDS = frozenset({"unknown_type"})
+
+
+def is_damaged_line(defect: Defect) -> bool:
+    """Whether a defect is a damaged line, a record that is not an event (the one home of that rule:
+    every record is an event or a damaged line, never both)."""
+    return defect.kind not in EVENT_CARRIED_KINDS
+
+
 #: How both writers start a record (``json.dumps``, default separators, ``event_id`` first): the
 #: only place a glued record is looked for.
 _RECORD_START = b'{"event_id": '

@@ -6,13 +6,13 @@ One round (design record: Startup recovery; Concurrency and consistency boundari
 1. Under the character's lock, read the sentinel, the applied set (:mod:`journal.appliedset`), the
    parked events (:mod:`journal.park`) and the journal. The tail is every event after the
    sentinel; a missing, malformed, null or unknown sentinel means the whole body.
-2. Each event, in order: a parked one is never applied. One the valid applied set names is not run
-   again, unless an event sharing one of its entries was applied earlier in this round (then it
-   runs again after it: the newest payload for each entry wins; the rule's one home is
-   :class:`journal.appliedset.Rerun`). Any other is admitted or held by
-   :class:`journal.holds.Holds`; an admitted one runs, after comparing the on-disk sentinel with
-   the value the round expects. A handler that fails holds the event's entries (or everything) and
-   the round goes on.
+2. Each event, in order, decided by the tail-decision engine (:class:`journal.engine.TailPass`,
+   the one home of these decisions, which the diagnosis and the plan read too): a parked one is
+   never applied. One the valid applied set names is not run again, unless an event sharing one
+   of its entries was applied earlier in this round (then it runs again after it: the newest
+   payload for each entry wins). Any other is admitted or held per entry; an admitted one runs,
+   after comparing the on-disk sentinel with the value the round expects. A handler that fails
+   holds the event's entries (or everything) and the round goes on.
 3. The sentinel. While every event so far is settled (applied, already applied, parked) and no
    applied set was valid at the start, it advances after each event, as the server's does. After
    the first held event it stays just before it, so the memory server, reading the same folder,
@@ -61,7 +61,6 @@ from typing import TYPE_CHECKING, Any
 
 from journal import fs
 from journal.appliedset import (
-    Rerun,
     SentinelRun,
     applied_beyond,
     applied_set_valid,
@@ -71,10 +70,10 @@ from journal.appliedset import (
     sentinel_run,
     write_applied_set,
 )
+from journal.engine import TailPass
 from journal.errors import ViewCorruptError
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import HandlerRegistry, default_registry, try_apply
-from journal.holds import Entry, Holds, event_entries
 from journal.log import EventLog, check_character_name
 from journal.park import ParkedRead, is_parked, read_parked
 from journal.replayreport import ReplayReport as ReplayReport  # re-exported
@@ -217,63 +216,6 @@ def _claimed_after(follower: _JournalFollower, own_last: str | None, current: st
     return all(ev.offset >= own_end for ev in follower.events[start + 1 : pos + 1])
 
 
-class _Pass:
-    """What one pass over the journal has settled so far (see the module docstring, steps 2-3).
-
-    Attributes:
-        expected: the sentinel the round expects on disk.
-        eager: the sentinel advances after each settled event (no applied set was valid at the
-            start); otherwise it moves once, at the end, to :attr:`advance_to`.
-        settled: every event processed so far is applied, already applied, or parked.
-        run: the settled run from the sentinel: where the sentinel goes (never onto an event the
-            memory server cannot see), and the invisible applied events after that point.
-        pos: the last event processed (re-reads and probes continue after it).
-        rerun: the ids the valid applied set names, and which of them run again.
-        beyond: ids settled as applied after the first held event, in order.
-        holds: what is held.
-    """
-
-    __slots__ = ("beyond", "eager", "expected", "holds", "pos", "rerun", "run", "settled")
-
-    def __init__(self, expected: str | None, skip: Iterable[str], run: SentinelRun) -> None:
-        self.expected = expected
-        self.rerun = Rerun(skip)
-        self.eager = not self.rerun.applied
-        self.settled = True
-        self.run = run
-        self.pos = expected
-        self.beyond: list[str] = []
-        self.holds = Holds()
-
-    @property
-    def advance_to(self) -> str | None:
-        """Where the sentinel goes: the last visible event of the settled run."""
-        return self.run.at
-
-    def applied(self, event_id: str, entries: frozenset[Entry] | None, ran: bool, visible: bool) -> None:
-        """``event_id`` is applied: run now (``ran``), or already (the applied set)."""
-        if ran:
-            self.rerun.note_applied(event_id, entries)
-        self.settle(event_id, applied=True, visible=visible)
-
-    def settle(self, event_id: str, *, applied: bool, visible: bool) -> None:
-        self.pos = event_id
-        if self.settled:
-            if self.run.settle(event_id, applied=applied, visible=visible) and self.eager:
-                self.expected = event_id
-        elif applied:
-            self.beyond.append(event_id)
-
-    def held(self, event_id: str) -> None:
-        self.pos = event_id
-        self.settled = False
-
-    @property
-    def has_record(self) -> bool:
-        """Whether the end of the round has something to write: a sentinel to move, ids beyond it."""
-        return bool(self.beyond or self.rerun.applied or self.run.invisible) or self.advance_to != self.expected
-
-
 def _stop(ev: Event, index: int, reason: str, message: str) -> ReplayStop:
     return ReplayStop(ev.event_id, index, ev.type, reason, message)
 
@@ -363,7 +305,9 @@ class Reconciler:
         # can have been overwritten by the round's older payloads.
         own_end = follower.size
         report.sentinel_before = sentinel.event_id
-        st = _Pass(sentinel.event_id, applied_beyond(aset, sentinel.event_id), follower.run_from(sentinel.event_id))
+        st = TailPass(
+            sentinel.event_id, applied_beyond(aset, sentinel.event_id), follower.run_from(sentinel.event_id), parked
+        )
         queue = follower.after(st.expected)
         report.tail = len(queue)
         if until is not None and all(ev.event_id != until for ev in queue):
@@ -385,14 +329,10 @@ class Reconciler:
                 if hooks.before_event is not None:
                     hooks.before_event(ev)
                 index = follower.index(eid)
-                parked_now = is_parked(parked, eid)
-                payload: Any = None
-                entries = None
-                if not parked_now and (eid in st.rerun or not st.holds.everything):
-                    payload = ev.payload  # parsed once, for the entries and the handler
-                    entries = event_entries(ev.type, payload)
-                skip = not parked_now and st.rerun.admit_applied(eid, entries)
-                if not (parked_now or skip) and not st.holds.admit(entries):
+                admission = st.admit(ev)
+                parked_now, skip = admission.kind == "parked", admission.kind == "already"
+                payload, entries = admission.payload, admission.entries
+                if admission.kind == "held":
                     report.held.append(eid)
                     st.held(eid)
                     i += 1
@@ -442,11 +382,10 @@ class Reconciler:
                     report.stopped = report.stopped or stop
                     break  # the round stops here, as it always did (the event replays next time)
                 if stop is not None:
-                    st.holds.hold(entries, stop.reason)
+                    st.blocked(eid, index, entries, stop.reason)
                     report.blocks.append(stop)
                     report.stopped = report.stopped or stop
                     report.held.append(eid)
-                    st.held(eid)
                     log.warning(
                         "%s: event #%d (%s) cannot be applied: %s: %s; %s",
                         character,
@@ -463,7 +402,7 @@ class Reconciler:
                 i += 1
                 if parked_now:
                     report.parked.append(eid)
-                    st.settle(eid, applied=False, visible=visible)
+                    st.parked(eid, visible)
                 elif skip:
                     report.skipped.append(eid)
                     st.applied(eid, entries, ran=False, visible=visible)
@@ -512,7 +451,7 @@ class Reconciler:
                         # have overwritten, so the round continues from there instead of freezing.
                         report.rebased += 1
                         log.info("%s: continuing from the sentinel another writer set after the last step", character)
-                        st = _Pass(current, (), follower.run_from(current))
+                        st = TailPass(current, (), follower.run_from(current), parked)
                         record = True
                         if replaced:
                             own_end = 0
@@ -539,7 +478,7 @@ class Reconciler:
         return report
 
     def _commit(
-        self, cd: Path, store: Store, durable: bool, follower: _JournalFollower, st: _Pass, report: ReplayReport
+        self, cd: Path, store: Store, durable: bool, follower: _JournalFollower, st: TailPass, report: ReplayReport
     ) -> None:
         """The end of a round that did not freeze (caller holds the lock): move the sentinel over
         the settled run, then record what stays applied past it, or remove the record."""
@@ -562,11 +501,7 @@ class Reconciler:
         # applied past the first held event, and ids of the applied set this round did not reach
         # (cancelled, until, probe bound).
         reached = follower.index(st.pos) if st.pos is not None else -1
-        carried = [sid for sid in st.rerun.applied if follower.index(sid) > reached]
-        base = follower.index(st.expected) if st.expected is not None else -1
-        beyond = sorted(
-            {e for e in (*st.run.invisible, *st.beyond, *carried) if follower.index(e) > base}, key=follower.index
-        )
+        beyond = st.applied_beyond(follower.index, reached)
         st.rerun.applied, st.beyond, st.eager = set(beyond), list(beyond), False
         st.run = SentinelRun(st.expected)
         report.applied_beyond = beyond

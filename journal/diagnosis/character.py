@@ -108,7 +108,7 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     checks.check_unhandled_orphans(c)
     checks.check_archives(c)
     checks.check_suspects(c)
-    pending.check_tail(c)
+    pending.decide_pending(c)
     pending.check_pending(c)
     checks.check_defects(c)
     checks.check_outbox(c)

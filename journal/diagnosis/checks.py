@@ -63,7 +63,7 @@ class Character:
         sentinel_read: the sentinel file as read.
         outbox_pending: how many outbox operations are pending.
         characters: the memory server's ``characters.json``, as read.
-        tail: what :func:`journal.diagnosis.pending.check_tail` found (its ``TailResult``).
+        tail: what :func:`journal.diagnosis.pending.decide_pending` found (its ``TailResult``).
         parked: ``events_parked.ndjson`` as read (events a person decided to go past).
         applied: the ids the valid applied set names (applied past the sentinel by our replay).
     """

@@ -1,25 +1,30 @@
 """The events after the sentinel: what our guarded replay does with them, and the wedge.
 
-Replay holds per entry (:mod:`journal.holds`): an event it cannot apply holds the entries it
-touches, and later events of those entries wait behind it, while events of other entries still
-apply. An event whose entries cannot be known, or a reason that holds everything, stops all that
-follows, as the design record's global stop did. Events our replay already applied past a held
-event are in the applied set (:mod:`journal.appliedset`), and count as applied.
+The decisions are the tail-decision engine's (:mod:`journal.engine`, the one home of them, which the
+reconciler and the replay plan use too), run here on an in-memory overlay of the folder; this module
+turns them into the diagnosis's states, reasons and findings. Replay holds per entry
+(:mod:`journal.holds`): an event it cannot apply holds the entries it touches, and later events of
+those entries wait behind it, while events of other entries still apply. Events our replay already
+applied past a held event are in the applied set (:mod:`journal.appliedset`), and count as applied.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from journal.appliedset import Rerun
+from journal.appliedset import sentinel_run
 from journal.diagnosis.checks import PARKED_MESSAGE, Character
+from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.folder import ProjectionStore
+from journal.engine import Decision, TailDecisions, TailPass, decide_tail
 from journal.errors import ViewDriftError
-from journal.handlers import run_handler, try_apply
-from journal.holds import Entry, Holds, event_entries, stops_everything
-from journal.park import is_parked
+from journal.events import Event
+from journal.handlers import run_handler
+from journal.holds import Entry
 from journal.reader import iter_journal_from
+from journal.serverrules import server_reader
 from journal.views import PERSONA
 
 
@@ -40,29 +45,94 @@ class Hold:
 
 @dataclass(slots=True)
 class TailResult:
-    """What the tail check found: the holds, in order, and the events held behind them."""
+    """The engine's decisions for the tail, as the findings read them: the holds, in order, and
+    how many events are held behind them, apply, or are already applied."""
 
+    decisions: TailDecisions
     holds: list[Hold] = field(default_factory=list)
     held: int = 0
     applies: int = 0
     already: int = 0
 
+    @property
+    def unapplied(self) -> int:
+        """Events after the sentinel a run has still to apply (or cannot): applies, held, blocked."""
+        return self.applies + self.held + len(self.holds)
 
-def check_tail(c: Character) -> None:
-    """Run the pending events' handlers in order, in memory, holding per entry where replay would."""
-    events, sindex, folder, findings, diag = c.events, c.sindex, c.folder, c.findings, c.diag
+
+def decide_pending(c: Character) -> None:
+    """Our replay's decision for every event after the sentinel, from the tail-decision engine
+    (:func:`journal.engine.decide_tail`) run on an in-memory overlay of the folder: the states,
+    reasons and findings of the tail, and what a run would write (the sentinel, the applied set)."""
+    events, sindex, folder = c.events, c.sindex, c.folder
     assert folder is not None
-    n = len(events)
-    start = sindex + 1
-    if start >= n or not c.journal_ok:
+    if not c.journal_ok:
         return
-    rerun = Rerun(c.applied)
+    hidden = server_reader(c.defects).hidden_lines
+
+    def visible(i: int) -> bool:
+        return events.line(i) not in hidden
+
+    def behind() -> Iterator[tuple[str, bool]]:
+        for i in range(sindex, -1, -1):
+            yield events.event_id(i), visible(i)
+
+    expected = c.sentinel_read.event_id if c.diag.sentinel.state in ("ok", "unknown_id") else None
+    run = sentinel_run(expected, behind() if sindex >= 0 else iter(()))
     store = ProjectionStore(folder)
-    holds = Holds()
-    result = c.tail = TailResult()
-    owner: dict[Entry, Hold] = {}
-    stopper: Hold | None = None
-    held_updates: list[tuple[int, Any]] = []
+    merges: dict[int, Any] = {}
+    decided = decide_tail(
+        _tail_events(c, visible, merges),
+        store=store,
+        registry=c.registry,
+        tail_pass=TailPass(expected, c.applied, run, c.parked),
+        index=lambda eid: _index(events, eid),
+        focus=store.focus,
+    )
+    c.diag.tail = decided
+    result = c.tail = TailResult(decided)
+    by_index: dict[int, Hold] = {}
+    held_merges: list[tuple[int, Any]] = []
+    for d in decided.decisions:
+        if d.kind == "parked":
+            events.set_state(d.index, "applied", "parked", PARKED_MESSAGE)
+        elif d.kind == "already":
+            events.set_state(d.index, "applied")  # applied past a held event: never run again
+            result.already += 1
+        elif d.kind == "applies":
+            result.applies += 1
+        elif d.kind == "held":
+            result.held += 1
+            hold = by_index.get(d.held_by) if d.held_by is not None else None
+            if hold is not None:
+                hold.behind += 1
+            events.set_state(d.index, "pending", "held", _held_message(d.held_by))
+            if d.index in merges:
+                held_merges.append((d.index, merges[d.index]))
+        else:
+            hold = Hold(d.index, frozenset() if d.holds_everything else (d.entries or frozenset()))
+            by_index[d.index] = hold
+            result.holds.append(hold)
+            _blocked(c, d, hold)
+    _held_merges(c, held_merges)
+    _wedge_findings(c, result)
+
+
+def _index(events: EventList, event_id: str) -> int:
+    i = events.index_of(event_id)
+    return -1 if i is None else i
+
+
+def _tail_events(
+    c: Character, visible: Callable[[int], bool], merges: dict[int, Any]
+) -> Iterator[tuple[int, Event, bool]]:
+    """The events after the sentinel, read again with their payloads, as ``(index, event, visible)``;
+    the payloads of merges (``persona.entry_updated``) are kept in ``merges`` for :func:`_held_merges`."""
+    events = c.events
+    n = len(events)
+    start = c.sindex + 1
+    if start >= n:
+        return
     i = start
     for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
         for ev in batch:
@@ -70,68 +140,36 @@ def check_tail(c: Character) -> None:
                 i += 1  # not found again: the file changed under us; skip it
             if not (i < n and events.offset(i) == ev.offset and events.event_id(i) == ev.event_id):
                 continue
-            here, i = i, i + 1
-            if is_parked(c.parked, ev.event_id):
-                events.set_state(here, "applied", "parked", PARKED_MESSAGE)
-                continue
-            entries = event_entries(ev.type, ev.payload)
-            if rerun.admit_applied(ev.event_id, entries):
-                events.set_state(here, "applied")  # applied past a held event: never run again
-                result.already += 1
-                continue
-            if not holds.admit(entries):
-                hold = stopper if stopper is not None else _owner_of(owner, entries)
-                if hold is not None:
-                    hold.behind += 1
-                    for e in entries or ():
-                        owner.setdefault(e, hold)
-                    events.set_state(here, "pending", "held", f"held behind event #{hold.index}")
-                result.held += 1
-                if ev.type == "persona.entry_updated":
-                    held_updates.append((here, ev.payload))
-                if holds.everything and stopper is None:
-                    stopper = hold
-                continue
-            store.focus(ev.payload)
-            reason = try_apply(c.registry, store, ev.type, ev.payload)[0]
-            if reason is None:
-                result.applies += 1
-                rerun.note_applied(ev.event_id, entries)  # later applied-set events of these entries run again
-                continue
-            code, message = reason
-            everything = entries is None or stops_everything(code)
-            holds.hold(None if everything else entries, code)
-            hold = Hold(here, frozenset() if everything else (entries or frozenset()))
-            result.holds.append(hold)
-            for e in hold.entries:
-                owner.setdefault(e, hold)
-            if everything:
-                stopper = hold
-            events.set_state(here, "blocked", code, message)
-            if diag.blocked is None:
-                diag.blocked = events[here]
-                diag.blocked_message = message
-                diag.blocked_holds = _entries_text(hold.entries)
-            what = ev.type or "(missing type)"
-            if everything:
-                text = f"replay stops at event #{here} ({what}): {code}: {message}"
-            else:
-                text = (
-                    f"replay cannot apply event #{here} ({what}): {code}: {message}; it holds "
-                    f"{_entries_text(hold.entries)} and goes on with other entries"
-                )
-            findings.add("replay.blocked", "error", text, event_id=ev.event_id)
-            if code == "view_drift":
-                findings.add("view.drift", "error", message, event_id=ev.event_id, file=PERSONA)
-    _held_merges(c, held_updates)
-    _wedge_findings(c, result)
+            if ev.type == "persona.entry_updated":
+                merges[i] = ev.payload
+            yield i, ev, visible(i)
+            i += 1
 
 
-def _owner_of(owner: dict[Entry, Hold], entries: frozenset[Entry] | None) -> Hold | None:
-    for e in entries or ():
-        if e in owner:
-            return owner[e]
-    return None
+def _held_message(by: int | None) -> str:
+    return f"held behind event #{by}" if by is not None else "held behind an earlier event that cannot be applied"
+
+
+def _blocked(c: Character, d: Decision, hold: Hold) -> None:
+    """The state and findings of an event our replay cannot apply."""
+    events, diag, findings = c.events, c.diag, c.findings
+    code, message = d.reason or "handler_error", d.message or ""
+    events.set_state(d.index, "blocked", code, message)
+    if diag.blocked is None:
+        diag.blocked = events[d.index]
+        diag.blocked_message = message
+        diag.blocked_holds = _entries_text(hold.entries)
+    what = d.type or "(missing type)"
+    if d.holds_everything:
+        text = f"replay stops at event #{d.index} ({what}): {code}: {message}"
+    else:
+        text = (
+            f"replay cannot apply event #{d.index} ({what}): {code}: {message}; it holds "
+            f"{_entries_text(hold.entries)} and goes on with other entries"
+        )
+    findings.add("replay.blocked", "error", text, event_id=d.event_id)
+    if code == "view_drift":
+        findings.add("view.drift", "error", message, event_id=d.event_id, file=PERSONA)
 
 
 def _entries_text(entries: frozenset[Entry]) -> str:
@@ -141,10 +179,10 @@ def _entries_text(entries: frozenset[Entry]) -> str:
 def _held_merges(c: Character, held: list[tuple[int, Any]]) -> None:
     """Held merges that will fail the same text-hash check once replay gets to them."""
     assert c.folder is not None
-    check = ProjectionStore(c.folder)
     entry_updated = c.registry.get("persona.entry_updated")
-    if entry_updated is None:
+    if entry_updated is None or not held:
         return
+    check = ProjectionStore(c.folder)
     for k, payload in held:
         check.focus(payload)
         try:
@@ -182,7 +220,7 @@ def check_pending(c: Character) -> None:
     """How many events wait after the sentinel, and whether the next start of our library replays them."""
     n, sindex, diag = len(c.events), c.sindex, c.diag
     result = c.tail
-    pending = n - (sindex + 1) - (result.already if result is not None else 0)
+    pending = result.unapplied if result is not None else 0
     if pending <= 0:
         return
     if diag.blocked is not None and result is not None:

@@ -6,14 +6,18 @@ import shutil
 import weakref
 from collections.abc import Iterable, Iterator, MutableSequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.states import EVENT_STATES, EventInfo
 from journal.errors import JournalError
 from journal.outbox import OutboxOp
+from journal.reader import is_damaged_line
 from journal.runtime import LauncherLock
 from journal.sentinel import SentinelInfo
+
+if TYPE_CHECKING:
+    from journal.engine import TailDecisions
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -356,6 +360,9 @@ class CharacterDiagnosis:
             predicted, e.g. the folder could not be listed).
         blocked_holds: what the blocked event holds, in words (``"every entry"`` when replay stops
             everything after it), when there is a blocked event.
+        tail: our replay's decision for every event after the sentinel, and the sentinel and
+            applied set a run writes (:func:`journal.engine.decide_tail`; ``None``: the journal was
+            not read).
     """
 
     name: str
@@ -373,6 +380,7 @@ class CharacterDiagnosis:
     archive_orphans: list[ArchiveOrphan] = field(default_factory=list)
     server_start: ServerStart | None = None
     blocked_holds: str | None = None
+    tail: TailDecisions | None = None
 
     def counts(self) -> dict[str, int]:
         if isinstance(self.events, EventList):
@@ -381,11 +389,18 @@ class CharacterDiagnosis:
             c = dict.fromkeys(EVENT_STATES, 0)
             for e in self.events:
                 c[e.state] += 1
-        c["defects"] = len(self.defects)
+        c["defects"] = sum(1 for d in self.defects if is_damaged_line(d))
         return c
 
     def worst_severity(self) -> str:
         return worst(f.severity for f in self.findings)
+
+    @property
+    def health(self) -> str:
+        """The character's health: the highest severity among its findings (``error``,
+        ``warning``, ``info``), or ``none`` without findings, whatever the counts (a corrupt view
+        with no event problem is an ``error`` character). The one home of that rule."""
+        return health_of(f.severity for f in self.findings)
 
     def listed_events(self, all_events: bool = False) -> Iterator[EventInfo]:
         """The events the JSON shape lists, in order: every event not ``applied``, or all."""
@@ -437,6 +452,18 @@ class CharacterDiagnosis:
             "findings": [f.to_json() for f in self.findings],
             "server_start": None if self.server_start is None else self.server_start.to_json(),
         }
+
+
+#: The health words, best first (:attr:`CharacterDiagnosis.health`).
+HEALTH_LEVELS = ("none", "info", "warning", "error")
+
+
+def health_of(severities: Iterable[str]) -> str:
+    """The highest severity among ``severities``, or ``none`` when there is none."""
+    rank = 0
+    for s in severities:
+        rank = max(rank, HEALTH_LEVELS.index(s))
+    return HEALTH_LEVELS[rank]
 
 
 def worst(severities: Iterable[str]) -> str:
