@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from journal.appliedset import APPLIED_SET_NAME, read_applied_set
 from journal.codec import loads_exact
 from journal.events import SENTINEL_NAME, now_iso
 from journal.handlers import HandlerRegistry
@@ -77,11 +78,19 @@ class DryRun:
 
     Attributes:
         predicted: relative path → bytes of each view/shard/sentinel file after the replay.
+        applied_set_changed: whether the replay writes or removes ``events_applied_set.json``
+            (what it records: the report's ``applied_beyond``).
     """
 
     report: ReplayReport
     diff: FolderDiff
     predicted: dict[str, bytes] = field(default_factory=dict)
+    applied_set_changed: bool = False
+
+    @property
+    def writes(self) -> bool:
+        """Whether the replay writes anything: a view, a shard, the sentinel or the applied set."""
+        return bool(self.diff.files_changed) or self.applied_set_changed
 
 
 _SKIP_COPY_PREFIXES = ("time_indexed", "outbox.ndjson")
@@ -252,6 +261,7 @@ def dry_run(
         scratch_root.mkdir()
         _copy_for_replay(src, scratch)
         before = replay_files(scratch)
+        record_before = _record(scratch)
         if park is not None:
             record_park(scratch, ParkRecord(park, "", None, None, "", now_iso(), "dry run", "", "dry run"))
         reconciler = Reconciler(
@@ -262,4 +272,11 @@ def dry_run(
         else:
             report = reconciler.reconcile(src.name, until=until)
         after = replay_files(scratch)
-    return DryRun(report, diff_files(before, after), after)
+        record_after = _record(scratch)
+    return DryRun(report, diff_files(before, after), after, record_after != record_before)
+
+
+def _record(char_dir: Path) -> tuple[bool, str, str | None, tuple[str, ...]]:
+    """What the applied set says (its times of writing aside), and whether the file exists."""
+    aset = read_applied_set(char_dir)
+    return (os.path.lexists(char_dir / APPLIED_SET_NAME), aset.state, aset.after, aset.applied)

@@ -273,7 +273,8 @@ class Reconciler:
 
         Args:
             until: stop after this event id (applied, or held: nothing after it is looked at).
-                When it is not among the pending events, nothing is applied.
+                When it is not among the pending events, nothing is applied (the sentinel and the
+                applied set are still settled, as a round without ``until`` settles them).
             should_continue: polled between events; returning False cancels the round. Every
                 completed step is the reconciler's own, so a cancelled folder is consistent.
             on_progress: ``(applied, total)`` after each applied event; ``total`` grows if probes
@@ -311,7 +312,12 @@ class Reconciler:
         queue = follower.after(st.expected)
         report.tail = len(queue)
         if until is not None and all(ev.event_id != until for ev in queue):
-            report.sentinel_after = st.expected
+            # Nothing in scope to apply; what the pass settles without running anything (a sentinel
+            # on an event the server cannot see, a stale applied set) is still written.
+            if aset.state != "missing" or st.has_record:
+                with lock:
+                    self._commit(cd, store, durable, follower, st, report)
+            report.sentinel_after = store.read_sentinel().event_id
             return report
 
         frozen = False

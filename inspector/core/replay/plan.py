@@ -16,7 +16,7 @@ from inspector.core.replay.fingerprints import fingerprint_folder
 from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal import fs
-from journal.appliedset import applied_beyond, read_applied_set
+from journal.appliedset import read_applied_set
 from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
 from journal.events import Event
@@ -25,6 +25,9 @@ from journal.park import read_parked
 from journal.replayreport import ReplayReport, ReplayStop
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import read_sentinel
+
+#: The engine's decisions (:data:`journal.engine.DECISIONS`) of events a run has still to apply.
+UNAPPLIED_DECISIONS = ("applies", "held", "blocked")
 
 # -- events, orphans, blocks ------------------------------------------------------------------------
 
@@ -287,7 +290,8 @@ class Plan:
         temp_files: leftover temp files of interrupted atomic writes that the real run removes
             (the reconciler sweeps them before replaying; not for ``repair``).
         unapplied: the events after the sentinel not applied yet (neither in the applied set nor
-            parked), in order: the choices for an ``until`` scope, from the plan's own read.
+            parked), in order: the choices for an ``until`` scope, from the engine's decisions.
+        writes: the dry run writes something (a view, a shard, the sentinel, the applied set).
     """
 
     target: ReplayTarget
@@ -314,6 +318,7 @@ class Plan:
     park: ParkChoice | None = None
     journal_last: str | None = None
     unapplied: list[PlannedEvent] = field(default_factory=list)
+    writes: bool = False
 
     @property
     def char_dir(self) -> Path:
@@ -322,8 +327,9 @@ class Plan:
 
     @property
     def has_work(self) -> bool:
-        """Whether applying would run at least one handler (or record a park)."""
-        return bool(self.events) or self.park is not None
+        """Whether applying would run at least one handler, record a park, or write anything (the
+        sentinel moved off an event the server cannot see, a stale applied set removed)."""
+        return bool(self.events) or self.park is not None or self.writes
 
     @property
     def complete(self) -> bool:
@@ -433,13 +439,12 @@ def _plan_once(
     aset = read_applied_set(cd, sentinel)
     if aset.state == "refused":
         raise BadInputError(_refused_file(cd, aset.message, "which events are already applied past the sentinel"))
-    already = applied_beyond(aset, sentinel.event_id)
+    # The tail's decisions are the engine's, as the diagnosis took them (journal.engine).
+    decisions = d.tail.decisions if d.tail is not None else []
+    already = [x.event_id for x in decisions if x.kind == "already"]
     parked = parked_read.ids
-    unapplied = [
-        PlannedEvent.of_info(ev)
-        for ev in events
-        if ev.index >= at_sentinel.replay_start and ev.event_id not in already and ev.event_id not in parked
-    ]
+    unapplied = [PlannedEvent.of_info(events[x.index]) for x in decisions if x.kind in UNAPPLIED_DECISIONS]
+    journal_last = events[-1].event_id if events else None
     orphans = find_orphaned_archive_events(cd, d)
     unrepairable: list[Orphan] = []
     park: ParkChoice | None = None
@@ -466,7 +471,8 @@ def _plan_once(
             PlannedEvent.of_info(events[index_of[e]]) for e in dry.report.applied if e in released
         )
     else:
-        dry = dry_run(cd, registry, until=scope.until)
+        # The same bound the real run takes (Plan.apply_until), so the dry run is that run.
+        dry = dry_run(cd, registry, until=scope.until if scope.until is not None else journal_last)
 
     def planned(ids: list[str]) -> list[PlannedEvent]:
         return [PlannedEvent.of_info(events[index_of[e]]) for e in ids if e in index_of]
@@ -493,9 +499,10 @@ def _plan_once(
         temp_files=[] if scope.kind == "repair" else leftover_temp_files(cd),
         blocks=blocks,
         held=planned(dry.report.held),
-        applied_beyond=sorted(already, key=lambda e: index_of.get(e, -1)),
+        applied_beyond=already,
         park=park,
-        journal_last=events[-1].event_id if events else None,
+        journal_last=journal_last,
+        writes=dry.writes,
         unapplied=unapplied,
     )
 
