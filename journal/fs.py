@@ -122,6 +122,10 @@ _SPECIAL_KINDS = (
 )
 
 
+class NotRegularFileError(OSError):
+    """What :func:`open_regular` raises for a FIFO, socket or device (``errno.EINVAL``)."""
+
+
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
     """Open ``path`` for reading, if it is a regular file (links followed); the caller closes it.
 
@@ -146,7 +150,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), p)  # as open() says it
             kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
-            raise OSError(errno.EINVAL, f"not a regular file ({kind}); not read", p)
+            raise NotRegularFileError(errno.EINVAL, f"not a regular file ({kind}); not read", p)
         if _READ_FLAGS & getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)  # no effect on a regular file; as plain open() leaves it
         return os.fdopen(fd, "rb")

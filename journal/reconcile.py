@@ -72,7 +72,7 @@ from journal.appliedset import (
 )
 from journal.engine import TailPass
 from journal.errors import ViewCorruptError
-from journal.events import JOURNAL_NAME, Event
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import HandlerRegistry, default_registry, try_apply
 from journal.log import EventLog, check_character_name
 from journal.park import ParkedRead, is_parked, read_parked
@@ -281,9 +281,10 @@ class Reconciler:
                 find more.
 
         Raises:
-            OSError: the journal exists but cannot be read, or ``events_parked.ndjson`` exists
-                but cannot be read (which events a person parked is then unknown); nothing was
-                applied.
+            OSError: the journal exists but cannot be read, ``events_parked.ndjson`` exists but
+                cannot be read (which events a person parked is then unknown), or
+                ``events_applied.json`` is not a regular file (a FIFO, a device: where the
+                sentinel stands is unknown); nothing was applied.
         """
         cd = self.event_log.char_dir(character)
         store = self.store_factory(cd)
@@ -299,6 +300,13 @@ class Reconciler:
                 report.temp_files_removed = _sweep_temp_files(cd, store.durable)
             # One consistent starting point: no writer of this process between these reads.
             sentinel = store.read_sentinel()
+            if sentinel.state == "refused":
+                raise OSError(
+                    errno.EINVAL,
+                    f"{SENTINEL_NAME} {sentinel.message}: where the sentinel stands is unknown, so replay refuses "
+                    "to run (nothing was applied)",
+                    str(cd / SENTINEL_NAME),
+                )
             parked = _read_parked(cd)
             aset = read_applied_set(cd, sentinel)
             follower.refresh()

@@ -3,6 +3,8 @@
 :func:`journal.views.read_sentinel` parses ``events_applied.json``; :func:`locate_sentinel` says
 what that means for a given journal: replay resumes after the sentinel's event, or starts from the
 first event when the sentinel is missing, malformed, null, or names an id the journal does not hold.
+A sentinel that is not a regular file (``refused``) is never read: where it stands is unknown, and
+our replay refuses to run (:class:`journal.reconcile.Reconciler`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from journal.views import SentinelRead
 
 #: The states :func:`locate_sentinel` gives.
-SENTINEL_STATES = ("ok", "missing", "malformed", "null", "unknown_id")
+SENTINEL_STATES = ("ok", "missing", "malformed", "null", "unknown_id", "refused")
 
 
 @dataclass(slots=True)

@@ -183,6 +183,17 @@ class EventPositions(Protocol):
     def offset(self, i: int) -> int: ...
 
 
+def server_reads_sentinel(sentinel: SentinelRead) -> bool:
+    """Whether what the server's read of the sentinel finds can be known (§3.2).
+
+    The server opens ``events_applied.json`` with a plain ``open()``: a FIFO blocks that open
+    until a writer comes (the start waits for every character's reconcile, so it hangs), a link
+    is followed wherever it leads, and a device is read as it is. Where our reader refuses the file
+    (``refused``: not a regular file, or a link leading out of the memory root), the server's next
+    start is therefore not predicted: its sentinel is ``unknown``."""
+    return sentinel.state != "refused"
+
+
 def server_sentinel(
     sentinel: SentinelRead, ours: SentinelInfo, events: EventPositions, reader: ServerReader
 ) -> tuple[SentinelInfo, int, int]:

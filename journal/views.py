@@ -73,8 +73,9 @@ class SentinelRead:
     """The sentinel file as read, before it is resolved against a journal.
 
     Attributes:
-        state: ``ok`` (a string id), ``missing``, ``malformed`` or ``null``. Resolving against the
-            journal may turn ``ok`` into ``unknown_id``.
+        state: ``ok`` (a string id), ``missing``, ``malformed``, ``null`` or ``refused`` (not a
+            regular file: never read). Resolving against the journal may turn ``ok`` into
+            ``unknown_id``.
         event_id: the id when ``state == "ok"``, else ``None``.
         ts: the sentinel's ``ts`` when it is a string.
         message: what was wrong, for ``malformed``.
@@ -94,9 +95,11 @@ class SentinelRead:
 def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
     """Read ``events_applied.json`` with the design record's fallbacks; never raises.
 
-    Missing: ``missing``. Unreadable, not a regular file (never read, so a FIFO cannot block),
-    not JSON, not an object, or a ``last_applied_event_id`` that is neither null nor a string
-    of valid Unicode (no event can have such an id): ``malformed``, with the reason.
+    Missing: ``missing``. Not a regular file (a FIFO, socket, device or folder; never read, so a
+    FIFO cannot block): ``refused``, with what it is: where the sentinel stands is unknown, and
+    neither actor's replay is guessed at. Unreadable, not JSON, not an object, or a
+    ``last_applied_event_id`` that is neither null nor a string of valid Unicode (no event can
+    have such an id): ``malformed``, with the reason.
     """
     p = Path(char_dir) / SENTINEL_NAME
     try:
@@ -104,7 +107,11 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
             data = fh.read()
     except FileNotFoundError:
         return SentinelRead("missing")
+    except IsADirectoryError:
+        return SentinelRead("refused", message="is a folder, not a regular file; not read")
     except OSError as exc:
+        if isinstance(exc, fs.NotRegularFileError):
+            return SentinelRead("refused", message=f"is {exc.strerror}")
         return SentinelRead("malformed", message=f"cannot read: {exc.strerror or exc}")
     try:
         obj = loads_exact(data)

@@ -109,7 +109,7 @@ def check_sentinel(c: Character) -> None:
     sprobe = probe_path(c.dir / SENTINEL_NAME, c.root_real)
     if sprobe.kind == "refused":
         add("input.refused", "warning", f"{SENTINEL_NAME} is {sprobe.reason}", file=SENTINEL_NAME)
-        sentinel = SentinelRead("missing")
+        sentinel = SentinelRead("refused", message=f"is {sprobe.reason}")
     else:
         sentinel = read_sentinel(c.dir)
     c.sentinel_read = sentinel

@@ -20,7 +20,7 @@ from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.folder import ProjectionStore
 from journal.engine import Decision, TailDecisions, TailPass, decide_tail
 from journal.errors import ViewDriftError
-from journal.events import Event
+from journal.events import SENTINEL_NAME, Event
 from journal.handlers import run_handler
 from journal.holds import Entry
 from journal.reader import iter_journal_from
@@ -66,8 +66,8 @@ def decide_pending(c: Character) -> None:
     reasons and findings of the tail, and what a run would write (the sentinel, the applied set)."""
     events, sindex, folder = c.events, c.sindex, c.folder
     assert folder is not None
-    if not c.journal_ok:
-        return
+    if not c.journal_ok or c.diag.sentinel.state == "refused":
+        return  # a sentinel that is not a regular file: our replay refuses to run (check_pending)
     hidden = server_reader(c.defects).hidden_lines
 
     def visible(i: int) -> bool:
@@ -220,6 +220,16 @@ def check_pending(c: Character) -> None:
     """How many events wait after the sentinel, and whether the next start of our library replays them."""
     n, sindex, diag = len(c.events), c.sindex, c.diag
     result = c.tail
+    if diag.sentinel.state == "refused" and c.journal_ok and n:
+        c.findings.add(
+            "tail.pending",
+            "warning",
+            f"where the sentinel stands is unknown: {SENTINEL_NAME} {c.sentinel_read.message}; guarded replay "
+            f"refuses to run until it is a regular file, so none of the {n} event{'s' if n != 1 else ''} is "
+            "applied by it",
+            file=SENTINEL_NAME,
+        )
+        return
     pending = result.unapplied if result is not None else 0
     if pending <= 0:
         return

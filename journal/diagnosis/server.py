@@ -19,6 +19,7 @@ from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import archive_target, try_apply
 from journal.reader import events_at, iter_journal_from
+from journal.sentinel import SentinelInfo
 from journal.serverrules import (
     CharacterList,
     ServerReader,
@@ -32,6 +33,7 @@ from journal.serverrules import (
     relpath_or_abs,
     server_outcome,
     server_reader,
+    server_reads_sentinel,
     server_sentinel,
     server_shard_path,
     server_shard_state,
@@ -59,6 +61,13 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     s.persona = (ensure.action, ensure.message)
     if not c.journal_ok:
         s.sentinel = c.diag.sentinel
+        return s
+    if not server_reads_sentinel(c.sentinel_read):
+        s.sentinel = SentinelInfo("unknown")
+        s.notes.append(
+            f"its read of {SENTINEL_NAME} cannot be predicted: the file {c.sentinel_read.message} (a FIFO blocks "
+            "the start, a link is followed wherever it leads)"
+        )
         return s
     reader = server_reader(c.defects)
     s.sentinel, start, floor = server_sentinel(c.sentinel_read, c.diag.sentinel, c.events, reader)

@@ -291,6 +291,11 @@ class ServerStart:
         """One line: what the next start does (the human output and the window lead with it)."""
         if self.reconciled is False:
             return "the memory server does not reconcile this character (not in its characters.json)"
+        if self.sentinel.state == "unknown":
+            return (
+                "what the memory server's next start does cannot be predicted: its read of events_applied.json "
+                "(not a regular file) may block or find anything"
+            )
         parts = []
         if self.persona[0] == "replace":
             parts.append("replaces persona.json with a fresh persona")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -385,15 +386,16 @@ def fifo(path: Path) -> Path:
 
 
 @pytest.mark.timeout(10)
-def test_a_fifo_sentinel_is_a_malformed_sentinel_not_a_hang(tmp_path):
+def test_a_fifo_sentinel_is_refused_not_a_hang_and_not_replaced(tmp_path):
     root, cd = character(tmp_path, ev("id-a", "ref_a", 1.0))
     fifo(cd / SENTINEL_NAME)
     sentinel = read_sentinel(cd)
-    assert sentinel.state == "malformed" and "not a regular file" in (sentinel.message or "")
-    assert dry_run(cd).report.applied == ["id-a"]  # replays the whole journal, as for any bad sentinel
-    report = Reconciler(EventLog(root)).reconcile(CHAR)
-    assert report.applied == ["id-a"] and report.stopped is None
-    assert read_sentinel(cd).event_id == "id-a"  # the atomic write replaced the FIFO
+    assert sentinel.state == "refused" and "not a regular file" in (sentinel.message or "")
+    with pytest.raises(OSError, match="where the sentinel stands is unknown"):
+        dry_run(cd)
+    with pytest.raises(OSError, match="where the sentinel stands is unknown"):
+        Reconciler(EventLog(root)).reconcile(CHAR)
+    assert stat.S_ISFIFO((cd / SENTINEL_NAME).lstat().st_mode)  # never replaced on a guess
 
 
 @pytest.mark.timeout(10)
@@ -450,7 +452,7 @@ def test_a_folder_where_a_file_is_expected_is_still_a_clear_error(tmp_path):
     (tmp_path / SENTINEL_NAME).mkdir()
     (tmp_path / REFLECTIONS).mkdir()
     (tmp_path / JOURNAL_NAME).mkdir()
-    assert read_sentinel(tmp_path).state == "malformed"
+    assert read_sentinel(tmp_path).state == "refused"  # a folder is not a sentinel file: never guessed at
     with pytest.raises(IsADirectoryError):
         load_view(tmp_path / REFLECTIONS, list)
     assert read_journal(tmp_path / JOURNAL_NAME).error is not None

@@ -403,3 +403,16 @@ def test_a_journal_that_cannot_be_read_is_bad_input_and_nothing_is_written(root,
     assert not backups.exists()
     if before is not None:
         assert hash_tree(cd) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("flag", ["--dry-run", "--yes"])
+def test_a_fifo_sentinel_is_refused_not_planned_as_missing(root, backups, capsys, flag):
+    cd = build_case(root, "pending_tail")
+    (cd / SENTINEL_NAME).unlink()
+    os.mkfifo(cd / SENTINEL_NAME)
+    before = hash_tree(cd)
+    assert replay(root, backups, flag) == 2
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and "refuses" in err and "Sentinel: missing" not in err
+    assert hash_tree(cd) == before and not backups.exists()

@@ -19,7 +19,7 @@ from journal import fs
 from journal.appliedset import read_applied_set
 from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
-from journal.events import Event
+from journal.events import SENTINEL_NAME, Event
 from journal.handlers import HandlerRegistry, entry_ref
 from journal.park import read_parked
 from journal.replayreport import ReplayReport, ReplayStop
@@ -428,6 +428,12 @@ def _plan_once(
     d = diagnose_character(cd)
     if d.journal.unreadable is not None:
         raise BadInputError(d.journal.unreadable)
+    if d.sentinel.state == "refused":
+        why = next((f.message for f in d.findings if f.code == "input.refused" and f.file == SENTINEL_NAME), "")
+        raise BadInputError(
+            f"{why or SENTINEL_NAME + ' is not a regular file'} (in {cd}): where the sentinel stands is unknown, so "
+            "replay refuses to run; nothing was written"
+        )
     events = d.events
     index_of: dict[str, int] = {ev.event_id: ev.index for ev in events}  # ids are unique
     sentinel = read_sentinel(cd)
