@@ -222,6 +222,12 @@ class TailPass:
         self.pos = event_id
         self.settled = False
 
+    def committed(self, beyond: list[str]) -> None:
+        """The sentinel was written at :attr:`expected` and ``beyond`` recorded past it: the pass
+        goes on from there (a later commit of the same round starts from this one)."""
+        self.rerun.applied, self.beyond, self.eager = set(beyond), list(beyond), False
+        self.run = SentinelRun(self.expected)
+
     # -- what a run writes ------------------------------------------------------------------------
 
     @property

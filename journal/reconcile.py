@@ -516,8 +516,7 @@ class Reconciler:
         # (cancelled, until, probe bound).
         reached = follower.index(st.pos) if st.pos is not None else -1
         beyond = st.applied_beyond(follower.index, reached)
-        st.rerun.applied, st.beyond, st.eager = set(beyond), list(beyond), False
-        st.run = SentinelRun(st.expected)
+        st.committed(beyond)
         report.applied_beyond = beyond
         current = read_applied_set(cd, on_disk)
         try:

@@ -153,3 +153,62 @@ def test_the_window_is_built_from_the_context_alone():
     (cls,) = [n for n in init.body if isinstance(n, ast.ClassDef) and n.name == "MainWindow"]
     (ctor,) = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
     assert [a.arg for a in ctor.args.args] == ["self", "context"]
+
+
+# -- one tail-decision engine (issue 23) ----------------------------------------------------------------
+
+JOURNAL = ROOT / "journal"
+ENGINE = JOURNAL / "engine.py"
+
+#: The primitives of a tail decision: building one outside the engine is a second copy of the rule.
+DECISION_PRIMITIVES = frozenset({"Holds", "Rerun", "SentinelRun"})
+
+
+def _calls(path: Path) -> list[str]:
+    """The names called in ``path`` (``f(...)`` and ``x.f(...)``)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Call):
+            f = node.func
+            out.append(f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("journal/reconcile.py", "TailPass"),  # the reconciler asks the engine for each event
+        ("journal/diagnosis/pending.py", "decide_tail"),  # check's states and counts
+    ],
+)
+def test_every_actor_of_our_replay_takes_its_decisions_from_the_engine(module, name):
+    path = ROOT / module
+    assert any(m == "journal.engine" and name in names for m, names in _imports(path)), module
+    assert name in _calls(path), f"{module} imports {name} but never calls it"
+
+
+def test_the_dry_run_and_the_plan_reach_the_engine_through_the_reconciler_and_the_diagnosis():
+    dryrun = JOURNAL / "dryrun.py"
+    assert any(m == "journal.reconcile" and "Reconciler" in names for m, names in _imports(dryrun))
+    plan = REPLAY / "plan.py"
+    text = plan.read_text(encoding="utf-8")
+    assert "d.tail.decisions" in text  # the plan's unapplied events are the engine's decisions
+    assert any(m == "journal.dryrun" and "dry_run" in names for m, names in _imports(plan))
+
+
+def test_no_module_but_the_engine_builds_the_decision_primitives():
+    offenders = []
+    for folder in (JOURNAL, INSPECTOR):
+        for path in _modules(folder):
+            if path in (ENGINE, JOURNAL / "holds.py", JOURNAL / "appliedset.py"):
+                continue  # where they are defined, and the engine that drives them
+            offenders += [(str(path.relative_to(ROOT)), c) for c in _calls(path) if c in DECISION_PRIMITIVES]
+            offenders += [(str(path.relative_to(ROOT)), c) for c in _calls(path) if c == "admit_applied"]
+    assert offenders == []
+
+
+def test_the_second_copy_of_the_replay_loop_is_gone():
+    for path in _modules(JOURNAL) + _modules(INSPECTOR):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        assert "check_tail" not in names, path
