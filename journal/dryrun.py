@@ -16,7 +16,7 @@ from typing import Any
 
 from journal.appliedset import APPLIED_SET_NAME, read_applied_set
 from journal.codec import loads_exact
-from journal.events import SENTINEL_NAME, now_iso
+from journal.events import SENTINEL_NAME, Clock, now_iso
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
 from journal.park import ParkRecord, record_park
@@ -80,12 +80,14 @@ class DryRun:
         predicted: relative path → bytes of each view/shard/sentinel file after the replay.
         applied_set_changed: whether the replay writes or removes ``events_applied_set.json``
             (what it records: the report's ``applied_beyond``).
+        applied_set: its bytes after the replay (``None``: there is none).
     """
 
     report: ReplayReport
     diff: FolderDiff
     predicted: dict[str, bytes] = field(default_factory=dict)
     applied_set_changed: bool = False
+    applied_set: bytes | None = None
 
     @property
     def writes(self) -> bool:
@@ -246,13 +248,15 @@ def dry_run(
     until: str | None = None,
     repair: Iterable[str] | None = None,
     park: str | None = None,
+    clock: Clock | None = None,
 ) -> DryRun:
     """Replay a character folder into a scratch copy; return the report and a per-file diff.
 
     The original folder is only read (regular files; links are not followed), never written.
     With ``repair``, the given events' handlers are re-applied instead (orphan repair), without
     moving the sentinel. With ``park``, that event is parked in the copy first (what parking it
-    would do); nothing checks that it is held.
+    would do); nothing checks that it is held. ``clock`` gives the ``ts`` the run writes (the
+    sentinel's, the applied set's), as for :class:`~journal.reconcile.Reconciler`.
     """
     src = Path(char_dir)
     with tempfile.TemporaryDirectory(prefix="memory-inspector-dry-") as tmp:
@@ -265,7 +269,10 @@ def dry_run(
         if park is not None:
             record_park(scratch, ParkRecord(park, "", None, None, "", now_iso(), "dry run", "", "dry run"))
         reconciler = Reconciler(
-            EventLog(scratch_root), registry, store_factory=lambda cd: FolderStore(cd, durable=False)
+            EventLog(scratch_root),
+            registry,
+            store_factory=lambda cd: FolderStore(cd, durable=False, clock=clock),
+            clock=clock,
         )
         if repair is not None:
             report = reconciler.repair(src.name, repair)
@@ -273,7 +280,9 @@ def dry_run(
             report = reconciler.reconcile(src.name, until=until)
         after = replay_files(scratch)
         record_after = _record(scratch)
-    return DryRun(report, diff_files(before, after), after, record_after != record_before)
+        applied_set = scratch / APPLIED_SET_NAME
+        record_bytes = applied_set.read_bytes() if applied_set.is_file() and not applied_set.is_symlink() else None
+    return DryRun(report, diff_files(before, after), after, record_after != record_before, record_bytes)
 
 
 def _record(char_dir: Path) -> tuple[bool, str, str | None, tuple[str, ...]]:

@@ -72,7 +72,7 @@ from journal.appliedset import (
 )
 from journal.engine import TailPass
 from journal.errors import ViewCorruptError
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event
 from journal.handlers import HandlerRegistry, default_registry, try_apply
 from journal.log import EventLog, check_character_name
 from journal.park import ParkedRead, is_parked, read_parked
@@ -243,6 +243,8 @@ class Reconciler:
         store_factory: builds the store for a character folder (default: the durable folder).
             Called once per round.
         hooks: test seams.
+        clock: gives the ``ts`` of the sentinel and the applied set the round writes (default:
+            :func:`journal.events.now_iso`); the default store takes it too.
     """
 
     def __init__(
@@ -252,11 +254,13 @@ class Reconciler:
         *,
         store_factory: Callable[[Path], Store] | None = None,
         hooks: ReconcileHooks | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.event_log = event_log
         self.registry = registry if registry is not None else default_registry()
-        self.store_factory = store_factory or (lambda cd: FolderStore(cd))
+        self.store_factory = store_factory or (lambda cd: FolderStore(cd, clock=clock))
         self.hooks = hooks or ReconcileHooks()
+        self.clock = clock
 
     def reconcile(
         self,
@@ -524,7 +528,7 @@ class Reconciler:
                 if current.state in ("ok", "malformed"):
                     remove_applied_set(cd)
             elif not same_record(current, on_disk, beyond):
-                write_applied_set(cd, on_disk, beyond, durable=durable)
+                write_applied_set(cd, on_disk, beyond, durable=durable, clock=self.clock)
         except (OSError, ViewCorruptError) as exc:
             report.applied_beyond = []
             self._record_failed(report, follower, st.expected, f"the applied set could not be written: {exc}")

@@ -24,7 +24,7 @@ from journal.appliedset import APPLIED_SET_NAME, applied_set_valid, read_applied
 from journal.diagnosis import diagnose_character
 from journal.dryrun import replay_files, sentinel_id
 from journal.errors import ViewCorruptError
-from journal.events import SENTINEL_NAME
+from journal.events import SENTINEL_NAME, Clock
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
 from journal.park import ParkRecord, record_park
@@ -252,6 +252,7 @@ def execute(
     on_progress: Callable[[int, int], None] | None = None,
     before_check: Callable[[], None] | None = None,
     index_path: str | os.PathLike[str] | None = None,
+    clock: Clock | None = None,
 ) -> ReplayOutcome:
     """Carry out a plan: server re-check, backup, fingerprint check, apply, fresh look, report.
 
@@ -268,6 +269,8 @@ def execute(
         before_check: test seam, called after the backup and before the fingerprint check.
         index_path: the index of backups the backup is recorded in (default:
             :func:`~inspector.core.replay.backup.default_index_path`); restore finds its folder there.
+        clock: gives the ``ts`` the replay writes (the sentinel's, the applied set's), as the
+            plan's dry run took it.
     """
     outcome = ReplayOutcome("refused", plan, started_at=_now_iso())
     override = bool(preflight_ and preflight_.override_server_lock)
@@ -331,7 +334,7 @@ def execute(
             _write_report(outcome, preflight_)
             return outcome
         outcome.parked = decision
-    reconciler = Reconciler(EventLog(target.root), registry)
+    reconciler = Reconciler(EventLog(target.root), registry, clock=clock)
     total = len(plan.events)
 
     def progress(done: int, _total: int) -> None:

@@ -19,7 +19,7 @@ from journal import fs
 from journal.appliedset import read_applied_set
 from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
-from journal.events import SENTINEL_NAME, Event
+from journal.events import SENTINEL_NAME, Clock, Event
 from journal.handlers import HandlerRegistry, entry_ref
 from journal.park import read_parked
 from journal.replayreport import ReplayReport, ReplayStop
@@ -292,6 +292,7 @@ class Plan:
         unapplied: the events after the sentinel not applied yet (neither in the applied set nor
             parked), in order: the choices for an ``until`` scope, from the engine's decisions.
         writes: the dry run writes something (a view, a shard, the sentinel, the applied set).
+        predicted_applied_set: the bytes of ``events_applied_set.json`` after the dry run.
     """
 
     target: ReplayTarget
@@ -319,6 +320,7 @@ class Plan:
     journal_last: str | None = None
     unapplied: list[PlannedEvent] = field(default_factory=list)
     writes: bool = False
+    predicted_applied_set: bytes | None = None
 
     @property
     def char_dir(self) -> Path:
@@ -395,6 +397,7 @@ def make_plan(
     *,
     registry: HandlerRegistry | None = None,
     attempts: int = 3,
+    clock: Clock | None = None,
 ) -> Plan:
     """Plan a replay by a dry run on a scratch copy; the real folder is only read.
 
@@ -406,20 +409,27 @@ def make_plan(
             ``events_parked.ndjson`` / ``events_applied_set.json`` that cannot be read (a FIFO, a
             folder, a link leading out of the folder, or too big): nothing is written.
         FolderBusyError: the folder kept changing.
+
+    ``clock`` gives the ``ts`` the dry run writes (the apply takes the same one, so a test can
+    compare the bytes it writes with the plan's).
     """
     scope = scope or Scope()
     if target.char_dir is None:
         raise BadInputError(f"{target.source} is a zip export: extract it to a folder first")
     for _ in range(attempts):
         before = fingerprint_folder(target.char_dir)
-        plan = _plan_once(target, scope, registry, before)
+        plan = _plan_once(target, scope, registry, before, clock)
         if fingerprint_folder(target.char_dir) == before:
             return plan
     raise FolderBusyError(f"{target.char_dir} kept changing while it was planned: a writer is active")
 
 
 def _plan_once(
-    target: ReplayTarget, scope: Scope, registry: HandlerRegistry | None, fingerprints: dict[str, str | None]
+    target: ReplayTarget,
+    scope: Scope,
+    registry: HandlerRegistry | None,
+    fingerprints: dict[str, str | None],
+    clock: Clock | None = None,
 ) -> Plan:
     cd = target.char_dir
     assert cd is not None
@@ -466,19 +476,19 @@ def _plan_once(
     if scope.kind == "repair":
         unrepairable = [o for o in orphans if not o.repairable]
         ids = [o.event.event_id for o in orphans if o.repairable]
-        dry: DryRun = dry_run(cd, registry, repair=ids)
+        dry: DryRun = dry_run(cd, registry, repair=ids, clock=clock)
     elif scope.kind == "park":
         assert scope.park is not None
-        now = dry_run(cd, registry)
+        now = dry_run(cd, registry, clock=clock)
         park = _park_choice(scope.park, index_of, events, now.report, parked)
-        dry = dry_run(cd, registry, park=scope.park)
+        dry = dry_run(cd, registry, park=scope.park, clock=clock)
         released = set(now.report.held) & set(dry.report.applied)
         park.released.extend(
             PlannedEvent.of_info(events[index_of[e]]) for e in dry.report.applied if e in released
         )
     else:
         # The same bound the real run takes (Plan.apply_until), so the dry run is that run.
-        dry = dry_run(cd, registry, until=scope.until if scope.until is not None else journal_last)
+        dry = dry_run(cd, registry, until=scope.until if scope.until is not None else journal_last, clock=clock)
 
     def planned(ids: list[str]) -> list[PlannedEvent]:
         return [PlannedEvent.of_info(events[index_of[e]]) for e in ids if e in index_of]
@@ -509,6 +519,7 @@ def _plan_once(
         park=park,
         journal_last=journal_last,
         writes=dry.writes,
+        predicted_applied_set=dry.applied_set,
         unapplied=unapplied,
     )
 

@@ -1,4 +1,5 @@
-"""An apply writes what its plan planned, including a plan that only moves the sentinel (issue 23).
+"""An apply writes what its plan planned, byte for byte, including a plan that only moves the
+sentinel (issue 23).
 
 When the sentinel names an event glued onto a torn fragment, the memory server's reader cannot see
 it and its next start replays the whole journal, rolling values back (``server.sentinel_unseen``).
@@ -9,12 +10,18 @@ server model predicts a start that changes no view.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from inspector.cli import main
-from journal.appliedset import applied_beyond, read_applied_set
+from inspector.core import replay as gr
+from journal.appliedset import APPLIED_SET_NAME, applied_beyond, read_applied_set
 from journal.diagnosis import diagnose_character
+from journal.dryrun import replay_files
+from journal.fixtures import CASES
 from journal.views import read_sentinel
+from tests.inspector.replay_cases import CHARACTER, FOLDER_CASES, build_case
 from tests.journal.test_server_model import twice_merged
 
 pytestmark = pytest.mark.usefixtures("replay_env")
@@ -54,3 +61,51 @@ def test_the_apply_moves_a_sentinel_off_a_glued_event_as_the_dry_run_planned(tmp
     assert after.server_start is not None and after.server_start.changes_total == 0
     assert after.counts() == before.counts()  # every event is still applied, by our reading
     assert after.tail is not None and not after.tail.moves_sentinel
+
+
+# -- every fixture case: the apply writes the bytes the dry run planned ---------------------------------
+
+
+def fixed_clock() -> str:
+    return "2026-12-01T12:00:00.000000"
+
+
+def _written(cd: Path) -> dict[str, bytes]:
+    out = replay_files(cd)
+    record = cd / APPLIED_SET_NAME
+    if record.is_file():
+        out[APPLIED_SET_NAME] = record.read_bytes()
+    return out
+
+
+def _planned(plan) -> dict[str, bytes]:
+    out = dict(plan.predicted)
+    if plan.predicted_applied_set is not None:
+        out[APPLIED_SET_NAME] = plan.predicted_applied_set
+    return out
+
+
+def _build(root: Path, kind: str, case: str) -> tuple[Path, str]:
+    if kind == "fixtures":
+        return CASES[case](root, case).path, case
+    return build_case(root, case), CHARACTER
+
+
+@pytest.mark.parametrize(
+    ("kind", "case"), [("fixtures", c) for c in CASES] + [("replay_cases", c) for c in FOLDER_CASES]
+)
+def test_replay_yes_writes_exactly_the_bytes_replay_dry_run_planned(tmp_path, backups, kind, case):
+    root = tmp_path / "memory"
+    root.mkdir()
+    cd, character = _build(root, kind, case)
+    target = gr.resolve_target(root, character)
+    dry = gr.make_plan(target, clock=fixed_clock)  # what `replay --dry-run` prints and keeps
+    plan = gr.make_plan(target, clock=fixed_clock)  # `replay --yes` plans again, then applies
+    assert _planned(plan) == _planned(dry)
+    outcome = gr.execute(plan, backup_root=backups, clock=fixed_clock)
+    if not plan.has_work:
+        assert outcome.status in ("nothing_to_do", "stopped") and outcome.backup is None
+    else:
+        assert outcome.status in ("applied", "stopped"), outcome.message
+        assert outcome.mismatches == []
+    assert _written(cd) == _planned(dry)
