@@ -453,6 +453,7 @@ class CharacterDiagnosis:
             "defects": [
                 {"line": d.line, "offset": d.offset, "kind": d.kind, "recovered_event_id": d.recovered_event_id}
                 for d in self.defects
+                if is_damaged_line(d)  # an unknown-type record is its event (blocked), not a damaged line
             ],
             "findings": [f.to_json() for f in self.findings],
             "server_start": None if self.server_start is None else self.server_start.to_json(),
