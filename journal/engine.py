@@ -111,6 +111,9 @@ class TailPass:
         skip: the ids the valid applied set names (:func:`journal.appliedset.applied_beyond`).
         run: the settled run that starts at the sentinel (:func:`journal.appliedset.sentinel_run`).
         parked: the parked events (:func:`journal.park.read_parked`); ``None``: none.
+        per_entry: an event that cannot be applied holds only its entries (our rule); ``False``:
+            it holds everything after it, as the memory server's replay stops at its first failure
+            (memory-format §4.1 step 4; the server model runs the engine so).
 
     Attributes:
         expected: the sentinel the round expects on disk (the reconciler moves it along).
@@ -127,6 +130,7 @@ class TailPass:
     __slots__ = (
         "_holder",
         "_parked",
+        "_per_entry",
         "_stopper",
         "beyond",
         "eager",
@@ -139,7 +143,13 @@ class TailPass:
     )
 
     def __init__(
-        self, expected: str | None, skip: Iterable[str], run: SentinelRun, parked: ParkedRead | None = None
+        self,
+        expected: str | None,
+        skip: Iterable[str],
+        run: SentinelRun,
+        parked: ParkedRead | None = None,
+        *,
+        per_entry: bool = True,
     ) -> None:
         self.expected = expected
         self.rerun = Rerun(skip)
@@ -152,6 +162,7 @@ class TailPass:
         self._parked = parked
         self._holder: dict[Entry, int] = {}
         self._stopper: int | None = None
+        self._per_entry = per_entry
 
     # -- before the handler -------------------------------------------------------------------
 
@@ -208,8 +219,10 @@ class TailPass:
     def blocked(self, event_id: str, index: int, entries: frozenset[Entry] | None, reason: str) -> bool:
         """``event_id`` (number ``index``) could not be applied, for ``reason``: it holds its
         entries, or everything. Returns whether it holds everything after it."""
-        everything = entries is None or stops_everything(reason)
+        everything = entries is None or stops_everything(reason) or not self._per_entry
         self.holds.hold(entries, reason)
+        if everything:
+            self.holds.hold(None, reason)  # the server's rule, or entries unknown: everything after it
         for e in entries or ():
             self._holder.setdefault(e, index)
         if everything and self._stopper is None:
@@ -285,28 +298,43 @@ class TailDecisions:
         return self.sentinel_after != self.sentinel_before
 
 
+#: How one event is applied: ``(index, event, payload) -> (None, changed)`` when it applied, or
+#: ``((reason, message), False)`` where replay cannot apply it (:func:`journal.handlers.try_apply`).
+Apply = Callable[[int, Event, Any], tuple[tuple[str, str] | None, bool]]
+
+
+def handler_apply(registry: HandlerRegistry, store: Store, focus: Callable[[Any], None] | None = None) -> Apply:
+    """Our replay's apply step: the registered handler on ``store`` (:func:`journal.handlers.try_apply`);
+    ``focus`` is called with each payload first (a store that loads lazily)."""
+
+    def apply(index: int, ev: Event, payload: Any) -> tuple[tuple[str, str] | None, bool]:
+        del index
+        if focus is not None:
+            focus(payload)
+        return try_apply(registry, store, ev.type, payload)
+
+    return apply
+
+
 def decide_tail(
     events: Iterable[tuple[int, Event, bool]],
     *,
-    store: Store,
-    registry: HandlerRegistry,
+    apply: Apply,
     tail_pass: TailPass,
     index: Callable[[str], int],
-    focus: Callable[[Any], None] | None = None,
 ) -> TailDecisions:
     """Decide every event after the sentinel: the pure driver of :class:`TailPass`.
 
-    The handlers run on ``store`` (an overlay that never writes, for a prediction), in file order,
-    exactly as the reconciler runs them; nothing else is touched.
+    The apply step runs the handlers on an overlay that never writes (for a prediction), in file
+    order, exactly as the reconciler runs them (ours: :func:`handler_apply`; the memory server's,
+    with its deviations: the server model's); nothing else is touched.
 
     Args:
         events: ``(index, event, visible)`` for each event after the sentinel, in file order
             (``visible``: the memory server's reader can see it, :func:`journal.serverrules.server_reader`).
-        store: where the handlers run.
-        registry: the handlers.
+        apply: how one admitted event is applied.
         tail_pass: the pass, started at the sentinel with the applied set and the parked events.
         index: an event id's index in the journal (-1 when it is not there).
-        focus: called with each payload before its handler runs (a store that loads lazily).
     """
     st = tail_pass
     out = TailDecisions(sentinel_before=st.expected)
@@ -326,9 +354,7 @@ def decide_tail(
             st.held(eid)
             add(Decision(i, eid, etype, "held", "held", held_by=a.held_by, entries=a.entries))
             continue
-        if focus is not None:
-            focus(a.payload)
-        stop, changed = try_apply(registry, store, etype, a.payload)
+        stop, changed = apply(i, ev, a.payload)
         if stop is None:
             st.applied(eid, a.entries, ran=True, visible=visible)
             add(Decision(i, eid, etype, "applies", entries=a.entries, changed=changed, rerun=eid in st.rerun))

@@ -179,6 +179,7 @@ def _calls(path: Path) -> list[str]:
     [
         ("journal/reconcile.py", "TailPass"),  # the reconciler asks the engine for each event
         ("journal/diagnosis/pending.py", "decide_tail"),  # check's states and counts
+        ("journal/diagnosis/server.py", "decide_tail"),  # the server model, with the server's rules
     ],
 )
 def test_every_actor_of_our_replay_takes_its_decisions_from_the_engine(module, name):

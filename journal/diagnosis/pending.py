@@ -18,7 +18,7 @@ from journal.appliedset import sentinel_run
 from journal.diagnosis.checks import PARKED_MESSAGE, Character
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.folder import ProjectionStore
-from journal.engine import Decision, TailDecisions, TailPass, decide_tail
+from journal.engine import Decision, TailDecisions, TailPass, decide_tail, handler_apply
 from journal.errors import ViewDriftError
 from journal.events import SENTINEL_NAME, Event
 from journal.handlers import run_handler
@@ -83,11 +83,9 @@ def decide_pending(c: Character) -> None:
     merges: dict[int, Any] = {}
     decided = decide_tail(
         _tail_events(c, visible, merges),
-        store=store,
-        registry=c.registry,
+        apply=handler_apply(c.registry, store, store.focus),
         tail_pass=TailPass(expected, c.applied, run, c.parked),
         index=lambda eid: _index(events, eid),
-        focus=store.focus,
     )
     c.diag.tail = decided
     result = c.tail = TailResult(decided)

@@ -1,9 +1,11 @@
 """The server model: what the memory server's next start does to one character folder.
 
 Memory-format §9, step by step: persona ensure, then reconcile with the server's reader and
-sentinel rules, then the outbox. It runs *our* handlers (:func:`journal.handlers.try_apply`) on an
-in-memory overlay of the folder, with the server's documented deviations, each one named function
-of :mod:`journal.serverrules`. Nothing is written. The findings it adds have codes starting
+sentinel rules, then the outbox. Its replay is the tail-decision engine (:func:`journal.engine.decide_tail`)
+run with the server's rules: its reader's records, its sentinel lookup, no applied set and no park,
+a stop of everything at the first record it cannot apply, and *our* handlers
+(:func:`journal.handlers.try_apply`) on an in-memory overlay of the folder with the server's
+documented deviations, each one named function of :mod:`journal.serverrules`. Nothing is written. The findings it adds have codes starting
 ``server.``; the diagnosis's other findings describe what our guarded replay does.
 """
 
@@ -12,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from journal.appliedset import SentinelRun
 from journal.codec import same_json
 from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
 from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
+from journal.engine import Apply, TailPass, decide_tail
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import archive_target, try_apply
 from journal.reader import events_at, iter_journal_from
@@ -75,23 +79,28 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     s.start_index = start if start < len(c.events) else None
     store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
     written: set[str] = set()
-    todo = 0
-    for index, record, ev in _records_from(c, reader, start, floor):
-        todo += 1
-        if s.stop is not None:
-            if ev is not None and ev.event_id in c.applied:
-                s.ours_past_stop += 1
-            continue
-        if ev is None:  # the line changed under us: the server would meet something else
-            continue
-        if ev.type.startswith("persona."):
+    records = _ServerRecords(c, reader, start, floor)
+    # The tail-decision engine with the server's rules: its reader's records, no applied set, no
+    # park, and its replay stops everything at the first record it cannot apply (§4.1 step 4).
+    decided = decide_tail(
+        records,
+        apply=_server_apply(c, s, store, written),
+        tail_pass=TailPass(s.sentinel.event_id, (), SentinelRun(s.sentinel.event_id), None, per_entry=False),
+        index=lambda eid: _index_of(c, eid),
+    )
+    for k, d in enumerate(decided.decisions):
+        if s.stop is None and d.type.startswith("persona."):
             s.persona_events += 1
-        reason = _apply(c, s, store, ev, index, written)
-        if reason is not None:
-            line = c.events.line(index) if index is not None else (record.line if record is not None else ev.line)
-            s.stop = ServerStop(index, line, ev.event_id, ev.type, reason[0], reason[1])
-    s.replays = todo
-    s.unapplied = todo - s.applied
+        if d.kind == "applies":
+            s.applied += 1
+        elif d.kind == "blocked" and s.stop is None:
+            index = d.index if d.index >= 0 else None
+            line = records.lines[k]
+            s.stop = ServerStop(index, line, d.event_id, d.type, d.reason or "handler_error", d.message or "")
+        elif d.kind == "held" and d.event_id in c.applied:
+            s.ours_past_stop += 1
+    s.replays = records.count
+    s.unapplied = records.count - s.applied
     if ensure.action in ("replace", "create"):
         written.add(PERSONA)
     if s.applied:
@@ -105,77 +114,101 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     return s
 
 
-def _records_from(
-    c: Character, reader: ServerReader, start: int, floor: int
-) -> Iterator[tuple[int | None, ServerRecord | None, Event | None]]:
+class _ServerRecords:
     """The server's records after its sentinel (our events from ``start``, and the repeated ids
-    from byte ``floor``), in file order, with their events read again: ``(our index or None, the
-    repeated record or None, the event or None when it is gone)``."""
-    events = c.events
-    n = len(events)
-    dups = [r for r in reader.duplicates if r.offset >= floor]
-    dup_events = events_at(c.journal_path, (r.offset for r in dups)) if dups else {}
-    k = 0
-    if start < n:
-        i = start
-        for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
-            for ev in batch:
-                while i < n and events.offset(i) < ev.offset:
+    from byte ``floor``), in file order, read again with their payloads, as the engine takes them:
+    ``(our index, or -1 for a repeated copy, the event, True)``; the server sees every one of them.
+
+    Attributes:
+        count: every record met, including those that changed under us (the server would meet
+            something else there, and apply nothing of ours).
+        lines: the line of each record yielded, in order (one per decision of the engine).
+    """
+
+    def __init__(self, c: Character, reader: ServerReader, start: int, floor: int) -> None:
+        self._c, self._reader, self._start, self._floor = c, reader, start, floor
+        self.count = 0
+        self.lines: list[int] = []
+
+    def __iter__(self) -> Iterator[tuple[int, Event, bool]]:
+        for index, record, ev in self._records():
+            self.count += 1
+            if ev is None:  # the line changed under us: the server would meet something else
+                continue
+            self.lines.append(record.line if record is not None else ev.line)
+            yield (index if index is not None else -1), ev, True
+
+    def _records(self) -> Iterator[tuple[int | None, ServerRecord | None, Event | None]]:
+        c, reader, start = self._c, self._reader, self._start
+        events = c.events
+        n = len(events)
+        dups = [r for r in reader.duplicates if r.offset >= self._floor]
+        dup_events = events_at(c.journal_path, (r.offset for r in dups)) if dups else {}
+        k = 0
+        if start < n:
+            i = start
+            for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
+                for ev in batch:
+                    while i < n and events.offset(i) < ev.offset:
+                        if events.line(i) not in reader.hidden_lines:
+                            yield i, None, None  # not found again: the file changed under us
+                        i += 1
+                    if not (i < n and events.offset(i) == ev.offset and events.event_id(i) == ev.event_id):
+                        continue
+                    while k < len(dups) and dups[k].offset < ev.offset:
+                        yield None, dups[k], dup_events.get(dups[k].offset)
+                        k += 1
                     if events.line(i) not in reader.hidden_lines:
-                        yield i, None, None  # not found again: the file changed under us
+                        yield i, None, ev
                     i += 1
-                if not (i < n and events.offset(i) == ev.offset and events.event_id(i) == ev.event_id):
-                    continue
-                while k < len(dups) and dups[k].offset < ev.offset:
-                    yield None, dups[k], dup_events.get(dups[k].offset)
-                    k += 1
-                if events.line(i) not in reader.hidden_lines:
-                    yield i, None, ev
-                i += 1
-        for j in range(i, n):
-            if events.line(j) not in reader.hidden_lines:
-                yield j, None, None
-    for r in dups[k:]:
-        yield None, r, dup_events.get(r.offset)
+            for j in range(i, n):
+                if events.line(j) not in reader.hidden_lines:
+                    yield j, None, None
+        for r in dups[k:]:
+            yield None, r, dup_events.get(r.offset)
 
 
-def _apply(
-    c: Character, s: ServerStart, store: ProjectionStore, ev: Event, index: int | None, written: set[str]
-) -> tuple[str, str] | None:
-    """Run one record as the server does; the reason its replay stops here, or ``None``."""
+def _index_of(c: Character, event_id: str) -> int:
+    i = c.events.index_of(event_id)
+    return -1 if i is None else i
 
-    def run(payload: Any) -> tuple[str, str] | None:
+
+def _server_apply(c: Character, s: ServerStart, store: ProjectionStore, written: set[str]) -> Apply:
+    """The server's apply step: our handlers, with its deviations where ours raise (§3.5 (d)/(e),
+    §9.7: :func:`journal.serverrules.server_outcome`)."""
+
+    def run(ev: Event, payload: Any) -> tuple[str, str] | None:
         store.focus(payload)
         reason = try_apply(c.registry, store, ev.type, payload)[0]
         written.update(store.written)
-        if reason is None:
-            s.applied += 1
         return reason
 
-    payload = ev.payload
-    reason = run(payload)
-    if reason is None:
-        return None
-    outcome = server_outcome(reason[0])
-    target = archive_target(ev.type, payload) if outcome == "write" and isinstance(payload, dict) else None
-    if target is not None and isinstance(target.shard, str):
-        path = server_shard_path(c.dir, target.archive, target.shard)
-        found, detail = server_shard_state(c.dir, path, target.entry_id)
-        if found == "fails":
-            return "handler_error", f"the server's write of {relpath_or_abs(c.dir, path)!r} fails: {detail}"
-        if found == "corrupt":
-            outcome = server_outcome("corrupt_shard")  # what the name leads to is no list: a corrupt shard
-        else:
-            if found != "holds":
-                s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
-                s.stray.append((relpath_or_abs(c.dir, path), shard_write_place(c.dir, target.archive, path)))
-            return run(without_shard(payload))
-    if outcome == "pass":
-        if index is not None:
-            s.passed.append(index)
-        s.applied += 1
-        return None
-    return reason
+    def apply(index: int, ev: Event, payload: Any) -> tuple[tuple[str, str] | None, bool]:
+        reason = run(ev, payload)
+        if reason is None:
+            return None, False
+        outcome = server_outcome(reason[0])
+        target = archive_target(ev.type, payload) if outcome == "write" and isinstance(payload, dict) else None
+        if target is not None and isinstance(target.shard, str):
+            path = server_shard_path(c.dir, target.archive, target.shard)
+            found, detail = server_shard_state(c.dir, path, target.entry_id)
+            if found == "fails":
+                why = f"the server's write of {relpath_or_abs(c.dir, path)!r} fails: {detail}"
+                return ("handler_error", why), False
+            if found == "corrupt":
+                outcome = server_outcome("corrupt_shard")  # what the name leads to is no list: a corrupt shard
+            else:
+                if found != "holds":
+                    s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
+                    s.stray.append((relpath_or_abs(c.dir, path), shard_write_place(c.dir, target.archive, path)))
+                return run(ev, without_shard(payload)), False
+        if outcome == "pass":
+            if index >= 0:
+                s.passed.append(index)
+            return None, False
+        return reason, False
+
+    return apply
 
 
 def _changes(store: ProjectionStore) -> Iterator[EntryChange]:
