@@ -1,11 +1,12 @@
 """The server model: what the memory server's next start does to one character folder.
 
 Memory-format §9, step by step: persona ensure, then reconcile with the server's reader and
-sentinel rules, then the outbox. Its replay is the tail-decision engine (:func:`journal.engine.decide_tail`)
-run with the server's rules: its reader's records, its sentinel lookup, no applied set and no park,
-a stop of everything at the first record it cannot apply, and *our* handlers
-(:func:`journal.handlers.try_apply`) on an in-memory overlay of the folder with the server's
-documented deviations, each one named function of :mod:`journal.serverrules`. Nothing is written. The findings it adds have codes starting
+sentinel rules, then the outbox. Its replay is the tail-decision engine
+(:func:`journal.engine.decide_tail`) run with the server's rules: its reader's records, its
+sentinel lookup, no applied set and no park, a stop of everything at the first record it cannot
+apply, and *our* handlers (:func:`journal.handlers.try_apply`) on an in-memory overlay of the
+folder with the server's documented deviations, each one named function of
+:mod:`journal.serverrules`. Nothing is written. The findings it adds have codes starting
 ``server.``; the diagnosis's other findings describe what our guarded replay does.
 """
 
