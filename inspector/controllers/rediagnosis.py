@@ -1,11 +1,13 @@
 """When a watched character is diagnosed again: after a burst of live changes, one at a time.
 
-Live rows only move the applied/pending boundary; blocked, orphaned and suspect states need a
-fresh diagnosis. :class:`RediagnosisScheduler` decides *when* one runs: a quiet moment after the
-first change of a burst, never two at once for a character (a change during a run asks for one
-more afterwards), and spaced by how long the previous one took, so a huge journal under constant
-writes is not re-analysed back to back. *What* runs and what is done with the result belong to its
-host, the :class:`~inspector.controllers.session.SessionController` that owns it.
+The window works no state out itself: rows that arrived since the last diagnosis, and the rows a
+moved sentinel can change, read "not yet checked" until a fresh diagnosis says what they are
+(:data:`inspector.core.timeline.UNCHECKED`). :class:`RediagnosisScheduler` decides *when* one
+runs: a quiet moment after the first change of a burst, never two at once for a character (a
+change during a run asks for one more afterwards), and spaced by how long the previous one took,
+so a huge journal under constant writes is not re-analysed back to back. *What* runs and what is
+done with the result belong to its host, the
+:class:`~inspector.controllers.session.SessionController` that owns it.
 """
 
 from __future__ import annotations

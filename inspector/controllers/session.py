@@ -136,6 +136,9 @@ class SessionController(QObject):
         self._jobs: set[BackgroundJob] = set()
         self._watcher: FolderWatcher | None = None
         self._closed = False
+        #: Per character: its timeline's :attr:`~CharacterTimeline.changes` when its running
+        #: re-diagnosis started.
+        self._rediagnosed: dict[str, int] = {}
         self.rediagnosis = RediagnosisScheduler(self, self)
 
     # -- jobs ----------------------------------------------------------------------------------------
@@ -237,7 +240,7 @@ class SessionController(QObject):
         cache = SummaryCache(tl, RecordReader(preview.char_dir / JOURNAL_NAME), redact=self.redact)
         for index, (etype, payload) in preview.payloads.items():
             cache.put(index, etype, payload)
-        self.characters_model.set_rows([CharacterRow(tl.name, {}, loading=True)])
+        self.characters_model.set_rows([CharacterRow.preview(tl.name)])
         if self.current is not None:
             self._current_before_preview = self.current
         self.current = None
@@ -348,7 +351,7 @@ class SessionController(QObject):
         elif tl.sentinel.state in ("missing", "malformed", "null", "unknown_id") and len(tl.events):
             # the three read alike as "N pending" otherwise; each means something else
             note = {"unknown_id": "sentinel unknown"}.get(tl.sentinel.state, f"sentinel {tl.sentinel.state}")
-        return CharacterRow(tl.name, tl.badge(), note)
+        return CharacterRow.of(tl.name, tl.counts, d.findings, note=note, unchecked=tl.unchecked, health=tl.health)
 
     def show_character(self, name: str) -> None:
         """Show ``name`` in the timeline and the detail models."""
@@ -578,17 +581,19 @@ class SessionController(QObject):
                     accepted = [r for r in added if self._accepts_live(tl, r, update.payloads)]
                     self.replaced_refs += self.timeline_model.replace_last(removed, accepted)
             if update.sentinel is not None:
-                changed = tl.update_sentinel(update.sentinel)
-                if shown:
-                    self.timeline_model.rows_changed(changed)
-            if shown and (update.rows or update.reread_from is not None or update.sentinel is not None):
-                self._push_sentinel()
+                # No state is worked out here: the rows the move can change wait for the re-diagnosis.
+                first = tl.sentinel_moved(update.sentinel)
+                if shown and first is not None:
+                    self.timeline_model.rows_changed_from(first)
+            if update.restate:
+                tl.changed()
+                self.rediagnosis.schedule(update.character)
+            if shown and (update.restate or update.reread_from is not None):
+                self._push_sentinel()  # the bar says what waits for the re-diagnosis
             if update.files:
                 for rel in update.files:
                     self._file_cache.pop((update.character, rel), None)
                 self.files_changed.emit(update.character, update.files)
-            if update.restate:
-                self.rediagnosis.schedule(update.character)
             self.characters_model.update_row(self._character_row(tl))
         self.last_refresh = time.time()
         self.refreshed.emit(self.last_refresh)
@@ -611,6 +616,7 @@ class SessionController(QObject):
             return None
         char_dir = tl.path
         check_index = len(tl.events) - 1
+        self._rediagnosed[name] = tl.changes  # what this diagnosis will have seen (one runs at a time)
         diagnosis = self.folder.diagnosis if self.folder is not None else None
         root = (diagnosis.memory_root if diagnosis is not None else None) or char_dir
         custom = self._diagnose_character
@@ -634,7 +640,7 @@ class SessionController(QObject):
         if tl is None:
             return False
         try:
-            changed = tl.merge_diagnosis(fresh)
+            changed = tl.merge_diagnosis(fresh, self._rediagnosed.pop(name, None))
         except JournalReplaced:
             self.reload(f"The journal of {name} changed under the window: reloaded everything.")
             return False

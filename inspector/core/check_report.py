@@ -14,9 +14,52 @@ import orjson
 
 from inspector.core.text import count, one_line
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
-from journal.diagnosis.values import ServerStart, is_server_start_finding, is_shown
+from journal.diagnosis.values import SEVERITIES, ServerStart, is_server_start_finding, is_shown
 
 PROG = "memory-inspector check"
+
+
+# -- words shared with the window ------------------------------------------------------------------
+
+#: The keys of a character's ``counts`` (:meth:`CharacterDiagnosis.counts`), in the order ``check``
+#: prints them: the event states, then the damaged lines (``defects``).
+COUNT_KEYS = ("applied", "pending", "blocked", "orphaned", "suspect", "defects")
+
+#: The word the window shows beside each count: the state's name (a damaged line's row state is
+#: ``damaged``). ``held`` and ``parked`` are reasons beside a state, never counted as one.
+COUNT_WORDS = {
+    "applied": "applied",
+    "pending": "pending",
+    "blocked": "blocked",
+    "orphaned": "orphaned",
+    "suspect": "suspect",
+    "defects": "damaged",
+}
+
+
+def count_items(counts: dict[str, int], keys: Iterable[str] = COUNT_KEYS, *, always: Iterable[str] = ()) -> list[str]:
+    """``"N word"`` for each of ``keys`` whose count is not zero (or that is in ``always``), in order:
+    the diagnosis's own counts, never a sum of two (``10 applied``, ``1 pending``, ``1 blocked``)."""
+    shown = set(always)
+    return [f"{counts.get(k, 0):,} {COUNT_WORDS[k]}" for k in keys if counts.get(k, 0) or k in shown]
+
+
+def severity_totals(findings: Iterable[Finding]) -> dict[str, int]:
+    """How many findings there are of each severity (``info``, ``warning``, ``error``)."""
+    total = dict.fromkeys(SEVERITIES, 0)
+    for f in findings:
+        total[f.severity] += 1
+    return total
+
+
+def severity_text(total: dict[str, int]) -> str:
+    """``1 error, 0 warnings, 2 info``: :func:`severity_totals` as ``check``'s result line says it."""
+    return f"{count(total['error'], 'error')}, {count(total['warning'], 'warning')}, {total['info']} info"
+
+
+def health_text(c: CharacterDiagnosis) -> str:
+    """A character's health and its findings per severity: ``error (1 error, 0 warnings, 1 info)``."""
+    return f"{c.health} ({severity_text(severity_totals(c.findings))})"
 
 
 # -- JSON ----------------------------------------------------------------------------------------
@@ -155,7 +198,7 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
     yield f"  sentinel  {s.state}{where}{one_line(ident)}"
     yield (
         "  events    "
-        + " · ".join(f"{counts[k]:,} {k}" for k in ("applied", "pending", "blocked", "orphaned", "suspect"))
+        + " · ".join(f"{counts[k]:,} {k}" for k in COUNT_KEYS if k != "defects")
         + f" · {count(counts['defects'], 'defect')}"
     )
     if c.blocked is not None:
@@ -244,14 +287,8 @@ def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) 
     for finding in diagnosis.findings:
         header.append(_finding_line(finding).strip())
     worst = diagnosis.worst_severity()
-    total: dict[str, Any] = {s: 0 for s in ("info", "warning", "error")}
-    for c in diagnosis.characters:
-        for f in c.findings:
-            total[f.severity] += 1
-    result = (
-        f"result: {'OK' if worst == 'info' else 'PROBLEMS FOUND'} "
-        f"({count(total['error'], 'error')}, {count(total['warning'], 'warning')}, {total['info']} info)"
-    )
+    total = severity_totals(f for c in diagnosis.characters for f in c.findings)
+    result = f"result: {'OK' if worst == 'info' else 'PROBLEMS FOUND'} ({severity_text(total)})"
     blocks: Iterable[Iterable[str]] = itertools.chain(
         [header], (character_block(c, all_events=all_events) for c in diagnosis.characters), [[result]]
     )

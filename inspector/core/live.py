@@ -270,7 +270,8 @@ class LiveUpdate:
     Attributes:
         character: the folder name.
         reset: the journal shrank or was replaced (compaction): reload everything.
-        rows: rows read from the journal's new bytes, in file order (events start ``pending``).
+        rows: rows read from the journal's new bytes, in file order (they read "not yet checked"
+            in the window until the next diagnosis: no state is worked out from them).
             An unterminated last line comes last, provisionally, as the reader classifies it were
             the file to end there (a ``torn_tail``, usually): a writer may still complete it. A
             line the reader would already make an event of is held back until its newline comes

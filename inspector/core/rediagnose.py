@@ -39,6 +39,8 @@ class DiagnosisDelta:
         not_applied: every event whose state is not ``applied``, with its reason and message.
         defects, findings, outbox, blocked_index, blocked_message, views_only, server_start,
             blocked_holds: as in the diagnosis.
+        counts: the diagnosis's :meth:`~journal.diagnosis.CharacterDiagnosis.counts`, as ``check``
+            reports them (the window shows these, never a count of its own).
     """
 
     name: str
@@ -58,6 +60,7 @@ class DiagnosisDelta:
     views_only: bool = False
     server_start: ServerStart | None = None
     blocked_holds: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, diagnosis: CharacterDiagnosis, check_index: int) -> DiagnosisDelta:
@@ -81,6 +84,7 @@ class DiagnosisDelta:
             bool(getattr(diagnosis, "views_only", False)),
             diagnosis.server_start,
             diagnosis.blocked_holds,
+            diagnosis.counts(),
         )
 
 

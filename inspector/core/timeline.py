@@ -7,6 +7,10 @@ filter or a selection is an array of refs in file order. :meth:`CharacterTimelin
 value of one row (:class:`~journal.diagnosis.EventInfo` or :class:`~journal.reader.Defect`) when a
 cell is painted. :class:`CharacterTimeline` keeps everything current while the folder is watched:
 appended rows, a moved sentinel, a fresh diagnosis merged in place.
+
+The window computes no verdict (README, "the window shows the diagnosis"): every state and count
+it shows is the last diagnosis's. What changed since (rows appended by a live writer, rows after a
+moved sentinel) reads :data:`UNCHECKED` until the re-diagnosis that follows every change is merged.
 """
 
 from __future__ import annotations
@@ -17,12 +21,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.check_report import count_items
 from inspector.core.reasons import REASONS
 from inspector.core.rediagnose import DiagnosisDelta
-from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, Finding
+from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, Finding, SentinelInfo
 from journal.diagnosis.values import ServerStart, is_server_start_finding
-from journal.reader import Defect
-from journal.sentinel import locate_sentinel
+from journal.reader import Defect, is_damaged_line
 from journal.views import SentinelRead
 
 Row = EventInfo | Defect
@@ -34,15 +38,16 @@ DAMAGED = "damaged"
 #: Pseudo-state of every event while the timeline is only a preview (the diagnosis is running).
 LOADING = "loading"
 
+#: Display state of a row the last diagnosis did not see as it is now: appended since, or after a
+#: sentinel that moved since. A state of the window, not of the diagnosis: it is counted nowhere,
+#: and it gives way to the row's state once the re-diagnosis is merged.
+UNCHECKED = "not yet checked"
+
 #: Every state a row can show, in legend order.
 ROW_STATES: tuple[str, ...] = (*EVENT_STATES, DAMAGED)
 
 #: States the next/previous-problem keys stop at (pending is the normal backlog, not a problem).
 PROBLEM_STATES = frozenset({"blocked", "orphaned", "suspect", DAMAGED})
-
-#: Defect kinds whose line yields an event: that event's row carries the problem, so the defect
-#: does not get a row of its own.
-DEFECTS_CARRIED_BY_EVENT = frozenset({"unknown_type"})
 
 #: The reasons in words, for the detail pane and tooltips.
 #: Reason code → what it means and what a person can do, in one paragraph (from the shared table
@@ -159,25 +164,29 @@ def defect_summary(defect: Defect, *, redact: bool = False) -> str:
 # -- the sentinel ------------------------------------------------------------------------------
 
 
+#: The counts the guarded-replay bar and the sentinel's tag always show (the others when not zero).
+ALWAYS_COUNTED = ("applied", "pending")
+
+
 @dataclass(frozen=True, slots=True)
 class SentinelState:
-    """The sentinel as the timeline draws it.
+    """The sentinel as the timeline draws it, with the diagnosis's counts.
 
     Attributes:
         state: ``ok`` / ``missing`` / ``malformed`` / ``null`` / ``unknown_id``.
         event_id: the id it names, if any.
         index: the event index it points at (``ok`` only).
-        applied: events whose state is applied.
-        pending: events still to replay (pending or blocked).
+        counts: the diagnosis's counts (:meth:`CharacterDiagnosis.counts`, ``check``'s).
         total: events in the journal.
+        unchecked: some rows changed since that diagnosis (they read :data:`UNCHECKED`).
     """
 
     state: str
     event_id: str | None
     index: int | None
-    applied: int
-    pending: int
+    counts: dict[str, int]
     total: int = 0
+    unchecked: bool = False
 
     @property
     def on_timeline(self) -> bool:
@@ -185,7 +194,10 @@ class SentinelState:
         return self.state == "ok" and self.index is not None
 
     def counts_text(self) -> str:
-        return f"{self.applied:,} applied · {self.pending:,} pending"
+        """``10 applied · 1 pending · 1 blocked``: ``check``'s counts in its words (applied and
+        pending always, the others when not zero), and whether rows wait for the next check."""
+        text = " · ".join(count_items(self.counts, always=ALWAYS_COUNTED))
+        return f"{text} · changed since: {UNCHECKED}" if self.unchecked else text
 
     def banner_text(self) -> str | None:
         """The warning shown above the timeline when the marker cannot be drawn at an event."""
@@ -218,12 +230,16 @@ class CharacterTimeline:
     """The rows of one character and the bookkeeping that keeps them current while watching.
 
     Attributes:
-        diagnosis: the latest diagnosis (findings, outbox, blocked event, journal stats).
+        diagnosis: the latest diagnosis (findings, outbox, blocked event, journal stats). Its
+            ``events`` are :attr:`events`, live rows included: the counts it made are
+            :attr:`counts`, not a fresh ``diagnosis.counts()``.
         events: the events, column by column.
         defects: every located defect (``unknown_type`` ones included, which have no row).
         refs: every row's ref, in file order.
-        sentinel: the sentinel as last read.
-        counts: rows per state (:data:`ROW_STATES`).
+        counts: the latest diagnosis's counts (``check``'s), as it made them; live rows change
+            nothing here.
+        checked_events: events ``0 .. checked_events - 1`` show the latest diagnosis's states;
+            the others read :data:`UNCHECKED`.
         live_size: journal bytes consumed so far (diagnosis plus live appends).
         provisional: a preview: states are not known yet.
     """
@@ -234,19 +250,22 @@ class CharacterTimeline:
         diagnosis.events = self.events
         self.defects: list[Defect] = list(diagnosis.defects)
         self.provisional = provisional
-        self.sentinel = diagnosis.sentinel
         self.live_size = diagnosis.journal.bytes
         self.refs: array[int] = array("q", range(len(self.events)))
-        shown = [k for k, d in enumerate(self.defects) if d.kind not in DEFECTS_CARRIED_BY_EVENT]
+        shown = [k for k, d in enumerate(self.defects) if is_damaged_line(d)]
         if shown:
             merged = list(self.refs) + [~k for k in shown]
             merged.sort(key=self.key)
             self.refs = array("q", merged)
-        self.counts: dict[str, int] = dict.fromkeys(ROW_STATES, 0)
-        self.counts.update(self.events.state_counts())
-        self.counts[DAMAGED] = len(shown)
-        #: The server's start was predicted for an older state of the folder (a live re-diagnosis
-        #: did not send a new prediction): the window says so.
+        self.counts: dict[str, int] = diagnosis.counts()
+        self.checked_events = len(self.events)
+        #: Damaged lines read since the latest diagnosis (indices into :attr:`defects`).
+        self._unchecked_defects: set[int] = set()
+        #: Live changes seen (:meth:`changed`), and how many of them the latest diagnosis saw.
+        self.changes = 0
+        self.checked_changes = 0
+        #: ``(change, first event)`` of each sentinel move not seen by a merged diagnosis yet.
+        self._moves: list[tuple[int, int]] = []
 
     @property
     def name(self) -> str:
@@ -255,6 +274,32 @@ class CharacterTimeline:
     @property
     def path(self) -> str:
         return self.diagnosis.path
+
+    @property
+    def sentinel(self) -> SentinelInfo:
+        """The sentinel as the latest diagnosis found it (a live re-read only marks rows unchecked)."""
+        return self.diagnosis.sentinel
+
+    @property
+    def health(self) -> str:
+        """The latest diagnosis's :attr:`~CharacterDiagnosis.health` (``check``'s)."""
+        return self.diagnosis.health
+
+    @property
+    def unchecked(self) -> bool:
+        """Whether anything changed since the latest diagnosis: rows that read :data:`UNCHECKED`,
+        or a live change (a replaced view) whose re-diagnosis has not been merged yet."""
+        return (
+            self.checked_events < len(self.events)
+            or bool(self._unchecked_defects)
+            or self.checked_changes != self.changes
+        )
+
+    def is_checked(self, ref: int) -> bool:
+        """Whether row ``ref`` shows the latest diagnosis's state (else it reads :data:`UNCHECKED`)."""
+        if ref < 0:
+            return ~ref not in self._unchecked_defects
+        return ref < self.checked_events
 
     # -- rows ---------------------------------------------------------------------------------------
 
@@ -269,9 +314,13 @@ class CharacterTimeline:
         return (self.defects[~ref].offset, 0)
 
     def state(self, ref: int) -> str:
+        """The row's state as the latest diagnosis says it (:data:`DAMAGED` for a damaged line),
+        :data:`LOADING` in a preview, :data:`UNCHECKED` for a row changed since."""
         if ref < 0:
-            return DAMAGED
-        return LOADING if self.provisional else self.events.state(ref)
+            return UNCHECKED if ~ref in self._unchecked_defects else DAMAGED
+        if self.provisional:
+            return LOADING
+        return self.events.state(ref) if ref < self.checked_events else UNCHECKED
 
     def line(self, ref: int) -> int:
         return self.events.line(ref) if ref >= 0 else self.defects[~ref].line
@@ -305,15 +354,8 @@ class CharacterTimeline:
     # -- the sentinel -------------------------------------------------------------------------------
 
     def sentinel_state(self) -> SentinelState:
-        c = self.counts
-        return SentinelState(
-            self.sentinel.state,
-            self.sentinel.event_id,
-            self.sentinel.index,
-            c.get("applied", 0),
-            c.get("pending", 0) + c.get("blocked", 0),
-            len(self.events),
-        )
+        s = self.sentinel
+        return SentinelState(s.state, s.event_id, s.index, dict(self.counts), len(self.events), self.unchecked)
 
     def sentinel_ref(self) -> int | None:
         s = self.sentinel
@@ -322,17 +364,13 @@ class CharacterTimeline:
         return None
 
     def badge(self) -> dict[str, int]:
-        """What the characters list shows: problem counts. ``pending`` … ``defects`` are our
-        guarded replay's view of the folder; ``server_errors`` and ``server_warnings`` count the
-        findings about the memory server's next start (:func:`is_server_start_finding`)."""
+        """The problem counts of the latest diagnosis (``pending`` … ``defects``, ``check``'s), and
+        how many findings about the memory server's next start are errors and warnings
+        (``server_errors``, ``server_warnings``; :func:`is_server_start_finding`)."""
         c = self.counts
         server = self.server_findings()
         return {
-            "pending": c.get("pending", 0),
-            "blocked": c.get("blocked", 0),
-            "orphaned": c.get("orphaned", 0),
-            "suspect": c.get("suspect", 0),
-            "defects": c.get(DAMAGED, 0),
+            **{k: c.get(k, 0) for k in ("pending", "blocked", "orphaned", "suspect", "defects")},
             "server_errors": sum(1 for f in server if f.severity == "error"),
             "server_warnings": sum(1 for f in server if f.severity == "warning"),
         }
@@ -348,12 +386,6 @@ class CharacterTimeline:
         """The findings about the memory server's next start, in the diagnosis's order."""
         return [f for f in self.diagnosis.findings if is_server_start_finding(f)]
 
-    def server_severity(self) -> str | None:
-        """The worst severity of :meth:`server_findings` (``None``: there are none)."""
-        order = ("info", "warning", "error")
-        found = [order.index(f.severity) for f in self.server_findings() if f.severity in order]
-        return order[max(found)] if found else None
-
     def server_stop_ref(self) -> int | None:
         """The row where the memory server's next start stops (``None``: it does not stop)."""
         s = self.server_start
@@ -368,8 +400,8 @@ class CharacterTimeline:
     def server_applies(self, ref: int) -> bool:
         """Whether the memory server's next start applies event ``ref`` (:meth:`ServerStart.applies`)."""
         s = self.server_start
-        if s is None or self.provisional or ref < 0 or ref >= len(self.events):
-            return False
+        if s is None or self.provisional or ref < 0 or not self.is_checked(ref):
+            return False  # a row changed since: the prediction did not see it
         return s.applies(ref, self.events.line(ref))
 
     def server_only(self, ref: int) -> bool:
@@ -444,7 +476,7 @@ class CharacterTimeline:
     def refs_at_line(self, line: int) -> list[int]:
         """Rows of one journal line (a glued line has its fragment and its recovered event)."""
         lines = self.events.lines()
-        out = [~k for k, d in enumerate(self.defects) if d.line == line and d.kind not in DEFECTS_CARRIED_BY_EVENT]
+        out = [~k for k, d in enumerate(self.defects) if d.line == line and is_damaged_line(d)]
         i = bisect.bisect_left(lines, line)
         while i < len(lines) and lines[i] == line:
             out.append(i)
@@ -453,16 +485,16 @@ class CharacterTimeline:
 
     # -- live changes -----------------------------------------------------------------------
 
-    def _set_state(self, i: int, state: str, reason: str | None = None, message: str | None = None) -> None:
-        old = self.events.state(i)
-        self.counts[old] -= 1
-        self.events.set_state(i, state, reason, message)
-        self.counts[state] = self.counts.get(state, 0) + 1
+    def changed(self) -> None:
+        """Something the diagnosis depends on changed (rows, the sentinel, a view): the character
+        is :attr:`unchecked` until a diagnosis started after this is merged."""
+        self.changes += 1
 
     def append(
         self, rows: Sequence[Row], size: int, *, reread_from: int | None = None
     ) -> tuple[int | None, list[int]]:
-        """Add rows read from the journal's new bytes (events start ``pending``).
+        """Add rows read from the journal's new bytes; they read :data:`UNCHECKED` until the
+        next diagnosis is merged (their own state, ``pending`` as read, is not shown).
 
         The live tail re-reads an unterminated last line until its newline arrives, so the
         damaged row shown for it (a torn tail, as the reader classified it then) is provisional:
@@ -487,7 +519,7 @@ class CharacterTimeline:
             last = self.refs[-1]
             if last < 0 and self.defects[~last].line >= reread_from:
                 removed = self.refs.pop()
-                self.counts[DAMAGED] -= 1
+                self._unchecked_defects.discard(~removed)
                 if ~removed == len(self.defects) - 1:
                     self.defects.pop()  # superseded: a writer trickling a line must not pile them up
         added: list[int] = []
@@ -496,59 +528,53 @@ class CharacterTimeline:
                 ref = len(self.events)
                 row.index = ref
                 self.events.append(row)
-                self.counts[row.state] = self.counts.get(row.state, 0) + 1
             else:
                 self.defects.append(row)
-                if row.kind in DEFECTS_CARRIED_BY_EVENT:
+                if not is_damaged_line(row):
                     continue
                 ref = ~(len(self.defects) - 1)
-                self.counts[DAMAGED] += 1
+                self._unchecked_defects.add(~ref)
             added.append(ref)
         added.sort(key=self.key)
         self.refs.extend(added)
         return removed, added
 
-    def update_sentinel(self, read: SentinelRead) -> list[int]:
-        """Resolve a re-read sentinel and move the applied/pending boundary to it.
+    def sentinel_moved(self, read: SentinelRead) -> int | None:
+        """The sentinel file changed: every event the move can change reads :data:`UNCHECKED`
+        until the re-diagnosis says what it is (no state is worked out here).
 
-        Only the boundary moves here: events now at or before the sentinel that were pending
-        become applied, and applied events now after it become pending. Blocked, orphaned and
-        suspect states wait for the next diagnosis.
+        The events after the earlier of the two sentinels can change state (the applied/pending
+        boundary, and with it which pending event is blocked and what it holds); all of them
+        when either sentinel names no event of the journal.
 
         Returns:
-            The refs (event indices) whose state changed.
+            The first event that now reads :data:`UNCHECKED` (``None``: none changed).
         """
         old = self.sentinel.index if self.sentinel.state == "ok" else None
-        self.sentinel = locate_sentinel(read, self.find_event)
-        index = self.sentinel.index
-        cut = -1 if index is None else index
-        if old is None or index is None:
-            lo, hi = 0, len(self.events) - 1
-        else:
-            lo, hi = min(cut, old) + 1, max(cut, old)
-        changed: list[int] = []
-        states = self.events
-        for i in range(max(0, lo), min(hi, len(self.events) - 1) + 1):
-            s = states.state(i)
-            if i <= cut and s == "pending":
-                self._set_state(i, "applied")
-                changed.append(i)
-            elif i > cut and s == "applied":
-                self._set_state(i, "pending")
-                changed.append(i)
-        return changed
+        new = self.find_event(read.event_id) if read.state == "ok" and read.event_id is not None else None
+        first = 0 if old is None or new is None else min(old, new) + 1
+        self.changed()
+        self._moves.append((self.changes, first))  # a diagnosis that started before it did not see it
+        if first >= self.checked_events:
+            return None
+        self.checked_events = first
+        return first
 
-    def merge_diagnosis(self, fresh: CharacterDiagnosis | DiagnosisDelta) -> list[int]:
+    def merge_diagnosis(self, fresh: CharacterDiagnosis | DiagnosisDelta, changes: int | None = None) -> list[int]:
         """Take states, findings and the sentinel from a fresh diagnosis of the same journal.
 
-        Events the fresh diagnosis did not reach yet (appended after it read) keep their live
-        state. States change in place, so the table keeps its selection and scroll position.
+        Events the fresh diagnosis did not reach yet (appended after it read) still read
+        :data:`UNCHECKED`. States change in place, so the table keeps its selection and scroll
+        position. :attr:`counts` become the fresh diagnosis's.
 
         Args:
             fresh: a diagnosis, or the compact :class:`DiagnosisDelta` a child process sends.
+            changes: :attr:`changes` when that diagnosis started (default: now): a live change
+                after it keeps the character :attr:`unchecked`.
 
         Returns:
-            The event indices whose state, reason or message changed.
+            The refs whose shown state, reason or message changed (rows that read
+            :data:`UNCHECKED` before included): events in index order, then damaged lines.
 
         Raises:
             JournalReplaced: the fresh diagnosis describes a different journal, or damaged lines
@@ -570,22 +596,33 @@ class CharacterTimeline:
         # Events applied in both diagnoses are unchanged: only the others need comparing.
         theirs = {e.index: e for e in delta.not_applied if e.index < n}
         candidates = {e.index for e in mine.not_applied() if e.index < n} | set(theirs)
-        changed: list[int] = []
+        seen_changes = self.changes if changes is None else changes
+        self._moves = [(c, first) for c, first in self._moves if c > seen_changes]
+        # Rows a sentinel move marked after that diagnosis started stay unchecked: it did not see it.
+        checked_events = min([n, *(first for _, first in self._moves)])
+        changed: set[int] = set(range(self.checked_events, checked_events))  # they read "not yet checked"
         for i in sorted(candidates):
             a = mine[i]
             b = theirs.get(i)
             new = (b.state, b.reason, b.message) if b is not None else ("applied", None, None)
             if (a.state, a.reason, a.message) != new:
-                self._set_state(i, *new)
-                changed.append(i)
-        if delta.events >= len(mine):
-            self.sentinel = delta.sentinel
+                mine.set_state(i, *new)
+                changed.add(i)
+        seen = {(d.line, d.kind) for d in delta.defects}
+        checked = {k for k in self._unchecked_defects if (self.defects[k].line, self.defects[k].kind) in seen}
+        self._unchecked_defects -= checked
+        changed.update(~k for k in checked)
+        self.checked_events = checked_events
+        self.checked_changes = seen_changes
+        self.counts = dict(delta.counts)
+        # Not past the rows the window has: the sentinel it read may name one the window lacks yet.
+        sentinel = delta.sentinel if delta.events >= len(mine) else self.sentinel
         blocked = delta.blocked_index
         self.diagnosis = CharacterDiagnosis(
             self.name,
             self.path,
             journal=delta.journal,
-            sentinel=self.sentinel,
+            sentinel=sentinel,
             events=mine,
             defects=self.defects,
             findings=delta.findings,
@@ -596,7 +633,9 @@ class CharacterTimeline:
             server_start=delta.server_start,  # predicted again by the fresh diagnosis
             blocked_holds=delta.blocked_holds,
         )
-        return changed
+        # Events in index order, then damaged lines: a plain sort (a sentinel that named no event
+        # leaves every row to change, a million on a big journal).
+        return sorted(r for r in changed if r >= 0) + sorted((r for r in changed if r < 0), reverse=True)
 
     # -- navigation ---------------------------------------------------------------------------------
 

@@ -8,14 +8,24 @@ Nothing is defined here; each name keeps its one home in ``journal``.
 from __future__ import annotations
 
 from journal.diagnosis import EventInfo, Finding, OutboxOp
-from journal.diagnosis.values import EntryChange, ServerStart, is_server_start_finding, is_shown
+from journal.diagnosis.values import (
+    HEALTH_LEVELS,
+    SEVERITIES,
+    EntryChange,
+    ServerStart,
+    health_of,
+    is_server_start_finding,
+    is_shown,
+)
 from journal.events import JOURNAL_NAME
 from journal.history import UNKNOWN, EntryHistory, EntryKey, Point
 from journal.outbox import OUTBOX_NAME
 
 __all__ = [
+    "HEALTH_LEVELS",
     "JOURNAL_NAME",
     "OUTBOX_NAME",
+    "SEVERITIES",
     "UNKNOWN",
     "EntryChange",
     "EntryHistory",
@@ -25,6 +35,7 @@ __all__ = [
     "OutboxOp",
     "Point",
     "ServerStart",
+    "health_of",
     "is_server_start_finding",
     "is_shown",
 ]

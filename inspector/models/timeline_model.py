@@ -21,7 +21,7 @@ from inspector.core.export import (  # noqa: F401
     COLUMNS,
     cell_text,
 )
-from inspector.core.timeline import REASON_TEXT, CharacterTimeline, Row
+from inspector.core.timeline import REASON_TEXT, UNCHECKED, CharacterTimeline, Row
 from inspector.models.colors import STATE_LABELS, state_color
 from journal.diagnosis import EventInfo
 
@@ -32,12 +32,22 @@ REF_ROLE = Qt.ItemDataRole.UserRole + 1
 STATE_ROLE = Qt.ItemDataRole.UserRole + 2
 EVENT_ID_ROLE = Qt.ItemDataRole.UserRole + 3
 
+#: Above this many changed rows, :meth:`EventTableModel.rows_changed` repaints every row.
+ROWS_CHANGED_ONE_BY_ONE = 5000
+
 #: Gives the summary of row ``refs[pos]`` (may read payloads around it); see ``core.payloads.SummaryCache``.
 SummaryProvider = Callable[[Sequence[int], int], str]
 
 
 def _no_summary(refs: Sequence[int], pos: int) -> str:
     return ""
+
+
+#: The tooltip of a row that reads :data:`~inspector.core.timeline.UNCHECKED`.
+UNCHECKED_TIP = (
+    "Not yet checked: this row changed since the last diagnosis (it was appended, or the sentinel moved). "
+    "The folder is diagnosed again in a moment; its state is shown then."
+)
 
 
 class EventTableModel(QAbstractTableModel):
@@ -142,9 +152,20 @@ class EventTableModel(QAbstractTableModel):
 
     def rows_changed(self, refs: Sequence[int]) -> None:
         """Repaint rows whose state changed in place (one signal for the whole span)."""
+        if len(refs) > ROWS_CHANGED_ONE_BY_ONE:
+            self.refresh_all()  # a view repaints what is on screen: cheaper than placing each row
+            return
         positions = [p for p in (self.position_of(r) for r in refs) if p is not None]
         if positions:
             self.dataChanged.emit(self.index(min(positions), 0), self.index(max(positions), len(COLUMNS) - 1))
+
+    def rows_changed_from(self, ref: int) -> None:
+        """Repaint the row of ``ref`` and every row after it (a moved sentinel)."""
+        if self._timeline is None or not self._refs:
+            return
+        first = self.nearest_position(ref)
+        if first >= 0:
+            self.dataChanged.emit(self.index(first, 0), self.index(len(self._refs) - 1, len(COLUMNS) - 1))
 
     def refresh_all(self) -> None:
         """Repaint everything (palette, redaction)."""
@@ -226,12 +247,17 @@ class EventTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if col == COL_SUMMARY:
                 return self.summaries(self._refs, pos)
-            return self._display(tl.row(ref), tl.state(ref), col)
+            state = tl.state(ref)
+            if state == UNCHECKED and col == COL_STATE:
+                return UNCHECKED  # not the reason the last diagnosis gave: it may not hold any more
+            return self._display(tl.row(ref), state, col)
         if role == Qt.ItemDataRole.FontRole:
             if ref < 0:
                 return self._italic
             return self._bold if col == COL_STATE and tl.state(ref) == "blocked" else None
         if role == Qt.ItemDataRole.ToolTipRole:
+            if tl.state(ref) == UNCHECKED:
+                return UNCHECKED_TIP
             return self._tooltip(tl.row(ref))
         if role == EVENT_ID_ROLE:
             row = tl.row(ref)

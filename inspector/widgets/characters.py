@@ -1,8 +1,10 @@
 """The characters list on the left: a name per row, with health badge chips under it.
 
 The first chip, when there is one, is about the memory server's next start (``server: 2 errors``:
-its ``server.*`` findings); the others are our guarded replay's counts. The health dot shows the
-worst of both. A row's tooltip names each actor.
+its ``server.*`` findings); the others are our guarded replay's counts (``check``'s), or, without
+one, its verdict (``1 error``, ``healthy``). The health dot is the diagnosis's health. Nothing
+here works a verdict out: :class:`~inspector.models.characters_model.CharacterRow` carries them.
+A row's tooltip names each actor.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.models.characters_model import CharacterListModel, CharacterRow
+from inspector.models.characters_model import HEALTH_COLOUR, CharacterListModel, CharacterRow
 from inspector.models.colors import accent_color, readable_on
 
 _PAD = 6
@@ -29,22 +31,12 @@ _PAD = 6
 
 def server_chip(row: CharacterRow) -> tuple[str, str] | None:
     """The chip for the memory server's next start: ``(text, state colour)``, or ``None``."""
-    errors = row.badge.get("server_errors", 0)
-    if errors:
-        return (f"server: {errors} error{'s' if errors != 1 else ''}", "blocked")
-    warnings = row.badge.get("server_warnings", 0)
-    if warnings:
-        return (f"server: {warnings} warning{'s' if warnings != 1 else ''}", "suspect")
-    return None
+    return row.server_chip()
 
 
 def row_health(row: CharacterRow) -> str:
-    """The health dot's state: the worst of our guarded replay's badge and the server's findings."""
-    if row.badge.get("server_errors", 0):
-        return "blocked"
-    if row.badge.get("server_warnings", 0) and row.health in ("applied", "pending", "damaged"):
-        return "suspect"
-    return row.health
+    """The health dot's colour: the diagnosis's health (:attr:`CharacterRow.health`), as a state colour."""
+    return HEALTH_COLOUR.get(row.health, "")
 
 
 def chips_that_fit(texts: list[str], width: int, measure: Callable[[str], int], gap: int) -> int:
@@ -63,16 +55,9 @@ def chips_that_fit(texts: list[str], width: int, measure: Callable[[str], int], 
 
 
 def chip_items(row: CharacterRow) -> list[tuple[str, str]]:
-    """Every chip of a row, in order: the server's, then ours (``healthy`` only when both agree);
-    while it loads, only that (no colour: nothing is known yet)."""
-    if row.loading:
-        return [(row.badge_text(), "")]
-    server = server_chip(row)
-    ours = row.badge_items()
-    items = ([server] if server else []) + (ours or ([] if server else [("healthy", "applied")]))
-    if row.note:
-        items.append((row.note, ""))
-    return items
+    """Every chip of a row, in order (:meth:`CharacterRow.chips`): the server's, then ours
+    (``healthy`` only when the diagnosis's health is ``none`` or ``info``)."""
+    return row.chips()
 
 
 class BadgeDelegate(QStyledItemDelegate):

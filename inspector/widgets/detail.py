@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.redaction import redact_message, redact_tree
-from inspector.core.timeline import DAMAGED, DEFECT_TEXT, REASON_TEXT, Row
+from inspector.core.timeline import DAMAGED, DEFECT_TEXT, LOADING, REASON_TEXT, UNCHECKED, Row
 from inspector.core.views import LoadedFile, TreePath, entry_at, search_tree
 from inspector.core.vocabulary import EventInfo
 from inspector.models.colors import STATE_LABELS
@@ -40,6 +40,7 @@ from inspector.models.timeline_model import (
     COL_INDEX,
     COL_TIME,
     REF_ROLE,
+    UNCHECKED_TIP,
     EventTableModel,
 )
 from inspector.widgets import icons
@@ -189,7 +190,7 @@ class EventDetail(QWidget):
         self._row, self._record, self._raw = row, record, raw
         self._state = state
         self._server = server
-        if server and state != "loading":
+        if server and state not in (LOADING, UNCHECKED):
             self.server_note.setText(f"<b>Memory server's next start:</b> {_esc_wrapping(self._message(server))}")
             self.server_note.show()
         else:
@@ -203,7 +204,10 @@ class EventDetail(QWidget):
                 f"<small>{row.event_id} · {row.ts} · line {row.line}, byte {row.offset}"
                 f"{' · entry ' + row.entry if row.entry else ''}</small>"
             )
-            if state != "loading" and (row.reason or (row.message and state != "applied")):
+            if state == UNCHECKED:
+                self.reason.setText(f"<b>{UNCHECKED.capitalize()}:</b> {_esc(UNCHECKED_TIP)}")
+                self.reason.show()
+            elif state != LOADING and (row.reason or (row.message and state != "applied")):
                 words = REASON_TEXT.get(row.reason or "", "")
                 extra = f"<br><small>{_esc_wrapping(self._message(row.message))}</small>" if row.message else ""
                 self.reason.setText(
@@ -226,8 +230,9 @@ class EventDetail(QWidget):
         else:
             kind = DEFECT_TEXT.get(row.kind, row.kind)
             recovered = f"<br>Event {row.recovered_event_id} was recovered from it." if row.recovered_event_id else ""
+            unchecked = f" &nbsp; <span>{UNCHECKED}</span>" if state == UNCHECKED else ""
             self.header.setText(
-                f"<b>Damaged line</b> ({kind}) &nbsp; <small>line {row.line}, byte {row.offset}, "
+                f"<b>Damaged line</b> ({kind}){unchecked} &nbsp; <small>line {row.line}, byte {row.offset}, "
                 f"{row.length} bytes</small>"
             )
             self.reason.setText(f"{_esc_wrapping(self._message(row.message))}{recovered}")

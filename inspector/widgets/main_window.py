@@ -21,12 +21,13 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.controllers.context import AppContext
+from inspector.core.check_report import health_text
 from inspector.core.filtering import TimelineFilter
 from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
 from inspector.core.replay.flow import default_backup_root
 from inspector.core.replay_preview import ReplayPreview, diff_as_tree
-from inspector.core.timeline import Row, SentinelState
+from inspector.core.timeline import UNCHECKED, Row, SentinelState
 from inspector.core.vocabulary import EventInfo
 from inspector.widgets import icons
 from inspector.widgets.bookmark_actions import BookmarkActions
@@ -556,7 +557,11 @@ class MainWindow(QMainWindow):
         row = next((r for r in rows if r.name == name), None)
         server = timeline_text(tl)
         lines = [f"Memory server's next start: {server.summary}" if server is not None else ""]
-        lines.append(f"Guarded replay (memory-inspector): {row.badge_text() if row is not None else ''}")
+        lines.append(f"Guarded replay (memory-inspector): {row.guarded_text() if row is not None else ''}")
+        if row is not None and not row.loading:
+            lines.append(f"Diagnosis (as check reports it): {health_text(tl.diagnosis)}")
+            if row.unchecked:
+                lines.append(f"Changed since that diagnosis: {UNCHECKED} (it is diagnosed again in a moment).")
         if row is not None and row.note:
             lines.append(row.note)
         return "\n".join(ln for ln in lines if ln)

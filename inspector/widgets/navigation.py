@@ -6,10 +6,29 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from inspector.core.check_report import severity_totals
+from inspector.core.text import count
+from inspector.core.timeline import UNCHECKED, CharacterTimeline
 from inspector.core.vocabulary import JOURNAL_NAME, OUTBOX_NAME, Finding
+from inspector.models.characters_model import HEALTHY
 
 if TYPE_CHECKING:
     from inspector.widgets.main_window import MainWindow
+
+
+def no_problem_row_text(tl: CharacterTimeline) -> str:
+    """What the status bar says when no row shown is a problem: in the diagnosis's words (a folder
+    whose trouble is not a row, a corrupt view, is not called problem-free)."""
+    if tl.provisional:
+        return "No states yet: the folder is still being read."
+    later = f" Some rows are {UNCHECKED}." if tl.unchecked else ""
+    if tl.health in HEALTHY:
+        return f"No problems in the rows shown.{later}"
+    total = severity_totals(tl.diagnosis.findings)
+    return (
+        f"No problem rows in the rows shown, but the diagnosis has {count(total['error'], 'error')} and "
+        f"{count(total['warning'], 'warning')}: see the Findings tab.{later}"
+    )
 
 
 class Navigation:
@@ -41,7 +60,7 @@ class Navigation:
         start = index.row() if index.isValid() else (-1 if step > 0 else model.rowCount())
         pos = tl.next_problem(model.refs(), start, step)
         if pos is None:
-            self.w.statusBar().showMessage("No problems in the rows shown.", 5000)
+            self.w.statusBar().showMessage(no_problem_row_text(tl), 5000)
             return
         if (step > 0 and pos <= start) or (step < 0 and pos >= start):
             which = "first" if step > 0 else "last"

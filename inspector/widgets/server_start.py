@@ -23,7 +23,15 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePol
 
 from inspector.core.redaction import redact_message
 from inspector.core.timeline import CharacterTimeline
-from inspector.core.vocabulary import EntryChange, Finding, ServerStart, is_server_start_finding, is_shown
+from inspector.core.vocabulary import (
+    SEVERITIES,
+    EntryChange,
+    Finding,
+    ServerStart,
+    health_of,
+    is_server_start_finding,
+    is_shown,
+)
 from inspector.models.colors import accent_color, blend, state_color
 from inspector.widgets import icons
 
@@ -33,7 +41,6 @@ SUBTITLE = "what happens to this folder unless someone acts (predicted; nothing 
 
 #: Severity → the state colour it borrows (as the Findings table colours its Severity cells).
 SEVERITY_STATE = {"error": "blocked", "warning": "suspect", "info": None}
-_RANK = {"info": 0, "warning": 1, "error": 2}
 
 #: At most this many changed entries are listed in the panel (the rest are counted).
 CHANGES_SHOWN = 20
@@ -81,8 +88,10 @@ class ServerStartText:
 
 
 def _worst(severities: Iterable[str], default: str = "info") -> str:
-    found = [s for s in severities if s in _RANK]
-    return max(found, key=_RANK.__getitem__) if found else default
+    """The highest of ``severities`` (:func:`journal.diagnosis.values.health_of`, the one home of
+    that rule), ``default`` when there is none."""
+    found = health_of(s for s in severities if s in SEVERITIES)
+    return default if found == "none" else found
 
 
 def _sentence(text: str) -> str:

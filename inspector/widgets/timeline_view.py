@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.columns import fit_widths
-from inspector.core.timeline import SentinelState
+from inspector.core.timeline import ROW_STATES, UNCHECKED, SentinelState
 from inspector.models.colors import STATE_LABELS, accent_color, blend, readable_on, state_color
 from inspector.models.timeline_model import (
     COL_ENTRY,
@@ -99,10 +99,10 @@ class TimelineView(QTableView):
     """The event table, with the sentinel marker drawn between rows and follow mode.
 
     The marker is a line between the sentinel's row and the next (above the first row when every
-    shown event comes after it), carrying a tag ``⚑ sentinel · guarded replay: N applied · M
-    pending``. Tags never cover data: the row they belong to grows by a strip of its own and its
-    cells are painted in the rest (:meth:`row_insets`, :meth:`cell_rect`, :meth:`tag_rects`); the
-    model stays one row per event.
+    shown event comes after it), carrying a tag ``⚑ sentinel · guarded replay: 10 applied · 1
+    pending · 1 blocked`` (``check``'s counts, each state apart). Tags never cover data: the row
+    they belong to grows by a strip of its own and its cells are painted in the rest
+    (:meth:`row_insets`, :meth:`cell_rect`, :meth:`tag_rects`); the model stays one row per event.
 
     The memory server's next start has its own marks, in its own colour (never a state hue): a
     dashed outline around the row where its replay stops, with a tag in a strip above it
@@ -637,8 +637,8 @@ class StateLegend(QWidget):
         self._grid.setVerticalSpacing(2)
         self.title = QLabel("Guarded replay:")
         self.chips: dict[str, QLabel] = {}
-        for state in ("applied", "pending", "blocked", "orphaned", "suspect", "damaged"):
-            chip = QLabel(STATE_LABELS[state])
+        for state in (*ROW_STATES, UNCHECKED):
+            chip = QLabel(STATE_LABELS.get(state, state))
             chip.setObjectName(f"legend-{state}")
             chip.setAutoFillBackground(True)
             chip.setContentsMargins(6, 1, 6, 1)
@@ -705,4 +705,6 @@ _LEGEND_TIPS = {
     "orphaned": "Behind the sentinel, yet it was never applied (no handler, or its archived entry is lost).",
     "suspect": "Behind the sentinel, but applying it again would still change the view (heuristic).",
     "damaged": "A journal line that is not an intact event: malformed, torn, or a glued fragment.",
+    UNCHECKED: "Changed since the last diagnosis (appended, or after a sentinel that moved): its state is "
+    "shown once the folder is diagnosed again, in a moment. Counted nowhere until then.",
 }

@@ -1,5 +1,6 @@
 """Live: an unterminated last line shows as a provisional damaged row (the reader's torn tail); once
-the line is completed, glued onto or isolated it becomes what the reader makes of it, in place."""
+the line is completed, glued onto or isolated it becomes what the reader makes of it, in place.
+Every live row reads "not yet checked" and is counted nowhere until the re-diagnosis."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import pytest
 
 from inspector.core.live import LiveFolder
-from inspector.core.timeline import DAMAGED, CharacterTimeline
+from inspector.core.timeline import UNCHECKED, CharacterTimeline
 from journal import read_journal
 from journal.diagnosis import EventInfo
 from journal.events import encode_event, new_event
@@ -75,8 +76,9 @@ def test_half_a_line_is_a_provisional_torn_row_and_the_size_follows(live):
     assert update.size == os.path.getsize(journal) and tl.live_size == update.size
     assert removed is None
     assert _as_read(tl, added) == _reader_rows(journal, line)  # the reader's torn_tail, as it would report it
-    assert tl.row(added[0]).kind == "torn_tail" and tl.state(added[0]) == DAMAGED
-    assert tl.counts[DAMAGED] == 1
+    assert tl.row(added[0]).kind == "torn_tail" and tl.state(added[0]) == UNCHECKED
+    assert (tl.counts["applied"], tl.counts["defects"]) == (3, 0)  # the diagnosis's, as it made them
+    assert tl.unchecked
 
 
 def test_the_rest_of_the_line_makes_the_row_the_event(live):
@@ -92,7 +94,8 @@ def test_the_rest_of_the_line_makes_the_row_the_event(live):
     assert _as_read(tl, added) == _reader_rows(journal, line) == expected
     assert update.payloads[tl.events.event_id(3)][0] == "reflection.evidence_updated"
     assert list(tl.refs) == [0, 1, 2, 3]
-    assert tl.counts[DAMAGED] == 0 and tl.counts["pending"] == 1 and not tl.defects
+    assert tl.state(3) == UNCHECKED and not tl.defects
+    assert (tl.counts["pending"], tl.counts["defects"]) == (0, 0)  # a live row is counted nowhere
 
 
 def test_a_record_glued_onto_it_is_a_damaged_row_plus_the_recovered_event(live):
@@ -108,7 +111,7 @@ def test_a_record_glued_onto_it_is_a_damaged_row_plus_the_recovered_event(live):
     assert rows == _reader_rows(journal, line)
     assert [r[0] for r in rows] == ["glued", "event"]
     assert rows[0][5] == rows[1][3] == tl.events.event_id(3)
-    assert tl.counts[DAMAGED] == 1 and len(tl.defects) == 1
+    assert [tl.state(r) for r in added] == [UNCHECKED, UNCHECKED] and len(tl.defects) == 1
 
 
 def test_a_writer_isolating_the_fragment_gives_a_malformed_row_and_the_event(live):
@@ -135,7 +138,7 @@ def test_a_growing_torn_line_replaces_its_row_without_piling_up_defects(live):
         _, removed, added = _poll(live_folder, journal, tl)
         assert removed is not None and len(added) == 1
         assert tl.row(added[0]).length == cut and tl.row(added[0]).kind == "torn_tail"
-        assert len(tl.defects) == 1 and tl.counts[DAMAGED] == 1
+        assert len(tl.defects) == 1 and tl.state(added[0]) == UNCHECKED and tl.counts["defects"] == 0
         assert len(tl.refs) == 4
 
 

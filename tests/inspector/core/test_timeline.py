@@ -1,4 +1,5 @@
-"""CharacterTimeline: rows in file order, the sentinel boundary, live appends, merging a fresh diagnosis."""
+"""CharacterTimeline: rows in file order, the diagnosis's counts, live rows "not yet checked" until a
+fresh diagnosis is merged."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from inspector.core.rediagnose import DiagnosisDelta, diagnose_in_child
 from inspector.core.timeline import (
     DAMAGED,
+    UNCHECKED,
     CharacterTimeline,
     JournalReplaced,
     SentinelState,
@@ -35,18 +37,24 @@ def test_glued_fragment_sorts_before_its_recovered_event_and_unknown_type_has_no
     assert [type(r).__name__ for r in rows] == ["EventInfo", "Defect", "EventInfo", "EventInfo"]
     assert rows[1].kind == "glued" and rows[2].event_id == "b"
     assert [tl.state(r) for r in tl.refs] == ["pending", DAMAGED, "pending", "pending"]
-    assert tl.counts[DAMAGED] == 1
+    # check's counts: the unknown type is an event (no row of its own), the glued fragment one damaged line
+    assert tl.counts["defects"] == 1 and tl.counts["pending"] == 3
 
 
 def test_sentinel_state_counts_and_banner(tmp_path):
     char = write_character(tmp_path, applied=3, pending=2)
     tl = CharacterTimeline(hand_diagnosis(char))
     state = tl.sentinel_state()
-    assert (state.state, state.index, state.applied, state.pending) == ("ok", 2, 3, 2)
+    assert (state.state, state.index, state.counts["applied"], state.counts["pending"]) == ("ok", 2, 3, 2)
     assert state.counts_text() == "3 applied · 2 pending"
     assert state.banner_text() is None
-    missing = SentinelState("missing", None, None, 0, 5)
+    counts = {"applied": 0, "pending": 4, "blocked": 1, "orphaned": 0, "suspect": 0, "defects": 2}
+    missing = SentinelState("missing", None, None, counts, 5)
     assert "missing" in missing.banner_text() and "first event" in missing.banner_text()
+    # each state counted apart, in check's words (never "5 pending" for 4 pending and 1 blocked)
+    assert missing.counts_text() == "0 applied · 4 pending · 1 blocked · 2 damaged"
+    later = SentinelState("ok", "x", 3, counts, 5, unchecked=True)
+    assert later.counts_text().endswith(f"· changed since: {UNCHECKED}")
 
 
 def test_marker_position_in_full_and_filtered_rows(tmp_path):
@@ -57,20 +65,39 @@ def test_marker_position_in_full_and_filtered_rows(tmp_path):
     assert tl.marker_position([3, 4]) == -1  # every row shown is after the sentinel: above the first
 
 
-def test_update_sentinel_moves_the_boundary_both_ways(tmp_path):
+def test_a_moved_sentinel_marks_the_rows_it_can_change_not_yet_checked(tmp_path):
+    """No state is worked out from a re-read sentinel: the re-diagnosis says what the rows are."""
     char = write_character(tmp_path, applied=2, pending=3)
     tl = CharacterTimeline(hand_diagnosis(char))
     ids = tl.events.event_ids()
     from journal.views import SentinelRead
 
-    changed = tl.update_sentinel(SentinelRead("ok", ids[4]))
-    assert changed == [2, 3, 4]
-    assert [tl.state(r) for r in tl.refs] == ["applied"] * 5
-    changed = tl.update_sentinel(SentinelRead("ok", ids[0]))
-    assert changed == [1, 2, 3, 4]
-    assert tl.sentinel_state().pending == 4
-    changed = tl.update_sentinel(SentinelRead("ok", "not-there"))
-    assert tl.sentinel.state == "unknown_id" and changed == [0]
+    before = dict(tl.counts)
+    assert tl.sentinel_moved(SentinelRead("ok", ids[3])) == 2  # after the earlier of the two sentinels
+    assert [tl.state(r) for r in tl.refs] == ["applied", "applied", UNCHECKED, UNCHECKED, UNCHECKED]
+    assert tl.counts == before and tl.sentinel.index == 1  # the diagnosis's, until the next one
+    assert tl.sentinel_moved(SentinelRead("ok", ids[4])) is None  # nothing more to mark
+    assert tl.sentinel_moved(SentinelRead("ok", "not-there")) == 0  # names no event: every row
+    assert {tl.state(r) for r in tl.refs} == {UNCHECKED}
+    fresh = hand_diagnosis(char, states={4: ("blocked", "no_handler")})
+    assert tl.merge_diagnosis(fresh) == [0, 1, 2, 3, 4]
+    assert [tl.state(r) for r in tl.refs] == ["applied", "applied", "pending", "pending", "blocked"]
+    assert tl.counts == fresh.counts() and not tl.unchecked
+
+
+def test_a_diagnosis_that_started_before_a_change_leaves_what_changed_unchecked(tmp_path):
+    char = write_character(tmp_path, applied=2, pending=3)
+    tl = CharacterTimeline(hand_diagnosis(char))
+    from journal.views import SentinelRead
+
+    started = tl.changes  # a re-diagnosis starts here...
+    tl.sentinel_moved(SentinelRead("ok", tl.events.event_id(3)))  # ...and the sentinel moves while it runs
+    tl.merge_diagnosis(hand_diagnosis(char), started)
+    assert [tl.state(r) for r in tl.refs] == ["applied", "applied", UNCHECKED, UNCHECKED, UNCHECKED]
+    assert tl.unchecked
+    tl.merge_diagnosis(hand_diagnosis(char), tl.changes)  # the next one saw it
+    assert [tl.state(r) for r in tl.refs] == ["applied", "applied", "pending", "pending", "pending"]
+    assert not tl.unchecked
 
 
 def test_append_replaces_a_completed_torn_tail(tmp_path):
@@ -87,7 +114,8 @@ def test_append_replaces_a_completed_torn_tail(tmp_path):
     assert [tl.row(r).__class__.__name__ for r in added] == ["Defect", "EventInfo"]
     assert added[1] == 2 and tl.events.event_id(2) == "id-0"
     assert tl.live_size == 1000
-    assert tl.counts["pending"] == 1 and tl.counts[DAMAGED] == 1
+    assert [tl.state(r) for r in added] == [UNCHECKED, UNCHECKED]  # counted nowhere
+    assert tl.counts["pending"] == 0 and tl.counts["defects"] == 1  # the diagnosis's (its torn tail), until the next
 
 
 def test_merge_diagnosis_updates_states_in_place(tmp_path):
@@ -97,6 +125,7 @@ def test_merge_diagnosis_updates_states_in_place(tmp_path):
     changed = tl.merge_diagnosis(fresh)
     assert changed == [1, 3]
     assert tl.events[3].state == "blocked" and tl.events[3].reason == "no_handler"
+    assert tl.counts == fresh.counts()
     assert tl.counts["blocked"] == 1 and tl.counts["suspect"] == 1 and tl.counts["applied"] == 2
     assert tl.diagnosis.events is tl.events and tl.diagnosis.findings == fresh.findings
 
@@ -111,6 +140,7 @@ def test_merge_a_delta_from_a_child_process_that_read_further(tmp_path):
     assert delta.events == 4 and [e.index for e in delta.not_applied] == [3]
     assert tl.merge_diagnosis(delta) == []
     assert tl.sentinel.index == 2 and len(tl.events) == 3
+    assert tl.counts == delta.counts and tl.counts["blocked"] == 1  # the diagnosis's counts, as it made them
     wrong = DiagnosisDelta.of(hand_diagnosis(char), 1)
     wrong.check_id = "someone-else"
     with pytest.raises(JournalReplaced):
@@ -174,6 +204,8 @@ def test_live_writer_rows_match_a_full_read(tmp_path):
     EventLog(tmp_path).append("alice", "fact.added", {"id": "x"})
     ev = read_journal(char / "events.ndjson").events[-1]
     tl.append([EventInfo(0, ev.line, ev.offset, ev.event_id, ev.type, ev.ts, None)], 0)
-    assert tl.update_sentinel(read_sentinel(char)) == []
-    assert tl.sentinel == SentinelInfo("ok", tl.events.event_id(1), 1)
-    assert tl.state(2) == "pending"
+    assert tl.sentinel_moved(read_sentinel(char)) is None  # it names an event already past the check
+    assert tl.sentinel == SentinelInfo("ok", tl.events.event_id(1), 1)  # as the diagnosis found it
+    assert tl.state(2) == UNCHECKED
+    tl.merge_diagnosis(hand_diagnosis(char))
+    assert tl.state(2) == "pending" and not tl.unchecked

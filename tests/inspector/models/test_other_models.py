@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from inspector.models.characters_model import BADGE_ROLE, HEALTH_ROLE, CharacterListModel, CharacterRow
+from inspector.models.characters_model import (
+    BADGE_ROLE,
+    HEALTH_ROLE,
+    LOADING_TEXT,
+    CharacterListModel,
+    CharacterRow,
+)
 from inspector.models.json_tree_model import PATH_ROLE, JsonTreeModel
 from inspector.models.tables import FindingTableModel, OutboxTableModel
 from journal.diagnosis import Finding
@@ -15,21 +21,42 @@ from tests.inspector.models.dump import dump
 pytestmark = pytest.mark.gui
 
 
+def _finding(code: str, severity: str) -> Finding:
+    return Finding(code, severity, f"{code} happened")
+
+
 def test_characters_with_badges(qtmodeltester, qtbot):
+    zero = {"applied": 9, "pending": 0, "blocked": 0, "orphaned": 0, "suspect": 0, "defects": 0}
+    problems = {**zero, "pending": 3, "blocked": 1, "defects": 2}
+    bob_found = [_finding("replay.blocked", "error"), _finding("tail.pending", "warning")]
     model = CharacterListModel()
     model.set_rows([
-        CharacterRow("alice", {"pending": 0, "blocked": 0, "orphaned": 0, "suspect": 0, "defects": 0}),
-        CharacterRow("bob", {"pending": 3, "blocked": 1, "orphaned": 0, "suspect": 0, "defects": 2}),
-        CharacterRow("cloud", {}, "views only"),
+        CharacterRow.of("alice", zero, [], health="none"),
+        CharacterRow.of("bob", problems, bob_found, health="error"),
+        CharacterRow.of("cloud", zero, [_finding("compaction.due", "info")], health="info", note="views only"),
+        CharacterRow.of("dora", zero, [_finding("view.corrupt", "error")], health="error"),
+        CharacterRow.of("eve", zero, [_finding("server.persona_replaced", "error")], health="error"),
     ])
     qtmodeltester.check(model)
-    assert dump(model) == [["alice"], ["bob"], ["cloud"]]
-    assert dump(model, role=BADGE_ROLE) == [["healthy"], ["1 blocked · 3 pending · 2 defects"], ["healthy"]]
-    assert dump(model, role=HEALTH_ROLE) == [["applied"], ["blocked"], ["applied"]]
+    assert dump(model) == [["alice"], ["bob"], ["cloud"], ["dora"], ["eve"]]
+    assert dump(model, role=BADGE_ROLE) == [
+        ["healthy"],
+        ["1 blocked · 3 pending · 2 damaged"],  # check's counts, each state apart
+        ["healthy · 1 info · views only"],
+        ["1 error"],  # a corrupt view: no count to show, and never "healthy"
+        ["server: 1 error"],  # the server's error: nothing of ours to say, and never "healthy"
+    ]
+    assert dump(model, role=HEALTH_ROLE) == [["none"], ["error"], ["info"], ["error"], ["error"]]  # the diagnosis's
     assert "views only" in model.index(2, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert model.rows()[3].guarded_text() == "1 error (view.corrupt)"
+    assert model.rows()[1].guarded_text() == "1 blocked · 3 pending · 2 damaged · findings: 1 error (replay.blocked)"
     with qtbot.assertNotEmitted(model.modelReset), qtbot.waitSignal(model.dataChanged):
-        model.update_row(CharacterRow("alice", {"pending": 1}))
-    assert model.index(0, 0).data(BADGE_ROLE) == "1 pending"
+        model.update_row(CharacterRow.of("alice", {**zero, "pending": 1}, [], health="none", unchecked=True))
+    assert model.index(0, 0).data(BADGE_ROLE) == "1 pending · not yet checked"
+    qtmodeltester.check(model)
+    with qtbot.assertNotEmitted(model.modelReset):
+        model.update_row(CharacterRow.preview("dora"))
+    assert model.index(3, 0).data(BADGE_ROLE) == LOADING_TEXT and model.index(3, 0).data(HEALTH_ROLE) == "loading"
     qtmodeltester.check(model)
 
 

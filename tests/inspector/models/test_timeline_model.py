@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 
-from inspector.core.timeline import CharacterTimeline
+from inspector.core.timeline import UNCHECKED, CharacterTimeline
 from inspector.core.timestamps import format_ts
 from inspector.models.colors import state_color
-from inspector.models.timeline_model import COL_STATE, STATE_ROLE, EventTableModel
+from inspector.models.timeline_model import (
+    COL_STATE,
+    ROWS_CHANGED_ONE_BY_ONE,
+    STATE_ROLE,
+    UNCHECKED_TIP,
+    EventTableModel,
+)
 from journal.diagnosis import EventInfo
 from journal.reader import Defect
 from tests.inspector.gui_fixtures import hand_diagnosis, write_character
@@ -65,12 +73,23 @@ def test_rows_changed_repaints_the_span(qtbot, timeline):
     model.set_rows(timeline, timeline.refs, _summaries)
     from journal.views import SentinelRead
 
-    changed = timeline.update_sentinel(SentinelRead("ok", timeline.events.event_id(4)))
+    first = timeline.sentinel_moved(SentinelRead("ok", timeline.events.event_id(4)))
+    assert first == 3  # after the earlier of the two sentinels
+    with qtbot.waitSignal(model.dataChanged) as blocker:
+        model.rows_changed_from(first)
+    top, bottom = blocker.args[:2]
+    assert (top.row(), bottom.row()) == (3, 5)  # every row after it (the damaged line stays damaged)
+    assert [model.index(p, COL_STATE).data() for p in range(3, 6)] == [UNCHECKED, UNCHECKED, "damaged line"]
+    assert model.index(3, 0).data(Qt.ItemDataRole.ToolTipRole) == UNCHECKED_TIP
+    fresh = hand_diagnosis(Path(timeline.path), states={3: ("blocked", "no_handler")})
+    changed = timeline.merge_diagnosis(fresh)
     with qtbot.waitSignal(model.dataChanged) as blocker:
         model.rows_changed(changed)
-    top, bottom = blocker.args[:2]
-    assert (top.row(), bottom.row()) == (4, 4)  # event 3 stays blocked; only event 4 becomes applied
-    assert model.index(4, COL_STATE).data() == "applied"
+    assert (blocker.args[0].row(), blocker.args[1].row()) == (3, 4)
+    assert [model.index(p, COL_STATE).data() for p in (3, 4)] == ["blocked · no_handler", "pending"]  # as it says
+    with qtbot.waitSignal(model.dataChanged) as blocker:
+        model.rows_changed(list(range(ROWS_CHANGED_ONE_BY_ONE + 1)))  # many: every row, in one signal
+    assert (blocker.args[0].row(), blocker.args[1].row()) == (0, 5)
 
 
 def test_colours_by_state_come_from_the_palette(timeline):

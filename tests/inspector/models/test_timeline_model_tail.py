@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.timeline import CharacterTimeline
+from inspector.core.timeline import UNCHECKED, CharacterTimeline
 from inspector.models.timeline_model import EventTableModel
 from journal.diagnosis import EventInfo
 from journal.reader import Defect
@@ -46,7 +46,7 @@ def test_the_first_new_row_takes_the_torn_rows_place(qtbot, qtmodeltester, torn)
         assert model.replace_last(removed, added) == [2]
     assert changed.args[0].row() == changed.args[1].row() == 2
     assert [[r[0], r[2], r[4], r[5]] for r in dump(model)][2:] == [
-        ["2", "reflection.evidence_updated", "s2", "pending"]
+        ["2", "reflection.evidence_updated", "s2", UNCHECKED]  # a live row, until the re-diagnosis
     ]
     assert model.ref_at(2) == 2 and model.rowCount() == 3
     qtmodeltester.check(model)

@@ -81,7 +81,7 @@ def test_a_glued_sentinel_shows_the_servers_full_replay_first(qtbot, inspector_w
     assert panel.severity == "error"
     _assert_actors_apart(window)
     # our guarded replay: nothing to do (the sentinel is on the last event, glued or not)
-    assert window.sentinel_bar.label.text().endswith("10 applied · 0 pending")
+    assert window.sentinel_bar.label.text().endswith("10 applied · 0 pending · 1 damaged")  # check's counts
     # the timeline: every event before our sentinel is one the server applies again and ours would not
     tl = window.session.timeline()
     glued = tl.find_event(built.ids["glued"])
@@ -101,15 +101,19 @@ def test_a_glued_sentinel_shows_the_servers_full_replay_first(qtbot, inspector_w
     note = window.detail.event_detail.server_note
     assert note.isVisibleTo(window) and "applies this event again" in note.text()
     assert "behind our sentinel" in note.text()
-    # the character list: the server's error shows although our badges only count a defect
+    # the character list: the server's error shows although our badges only count a damaged line
     row = _row(window, built.name)
     assert chip_items(row)[0] == ("server: 1 error", "blocked")
-    assert ("1 defect", "damaged") in chip_items(row)
-    assert row_health(row) == "blocked"
-    assert chip_items(_row(window, "healthy")) == [("healthy", "applied")]
+    assert ("1 damaged", "damaged") in chip_items(row)
+    assert row_health(row) == "blocked" and row.health == "error"  # the diagnosis's health
+    healthy = _row(window, "healthy")
+    assert healthy.health in ("none", "info")  # a compaction due is an info note: still healthy
+    notes = f" · {healthy.ours['info']} info" if healthy.ours["info"] else ""
+    assert chip_items(healthy) == [(f"healthy{notes}", "applied")]
     tip = window.characters.describe(built.name)
     assert tip.splitlines()[0].startswith("Memory server's next start: The memory server's next start replays 9")
-    assert tip.splitlines()[1] == "Guarded replay (memory-inspector): 1 defect"
+    assert tip.splitlines()[1] == "Guarded replay (memory-inspector): 1 damaged · findings: 1 warning (line.glued)"
+    assert tip.splitlines()[2].startswith("Diagnosis (as check reports it): error (1 error, ")
     window.close()
     assert tree_hashes(root) == before
 
@@ -157,7 +161,8 @@ def test_a_shard_basename_leading_outside_is_an_error(qtbot, inspector_window, r
     tl = window.session.timeline()
     assert tl.diagnosis.blocked is not None and tl.diagnosis.blocked.reason == "bad_shard_name"
     assert tl.server_only(tl.diagnosis.blocked.index)
-    assert _row(window, built.name).badge["server_errors"] >= 1
+    row = _row(window, built.name)
+    assert row.server["error"] >= 1 and row.server_chip() == (f"server: {row.server['error']} error", "blocked")
     window.close()
     assert tree_hashes(docs) == before
     assert not (docs / "escaped.json").exists()

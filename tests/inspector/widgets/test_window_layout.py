@@ -71,7 +71,7 @@ def test_the_sentinel_tag_covers_no_cell(qtbot, inspector_window, tmp_path):  # 
     window.jump_action.trigger()
     view.clearSelection()
     [(tag, strip)] = [(t, s) for t, s in _assert_tags_cover_no_cell(view) if t.kind == "sentinel"]
-    assert "30 applied · 2 pending" in tag.label
+    assert "30 applied · 1 pending · 1 blocked" in tag.label  # check's counts, each state apart
     # painted where it says: its colour is in the strip, and in no cell of the rows around it
     marker = view.palette().color(QPalette.ColorRole.Highlight).name()
     image = view.viewport().grab().toImage()

@@ -9,7 +9,7 @@ import threading
 import pytest
 from PySide6.QtWidgets import QLabel
 
-from inspector.core.timeline import DAMAGED, LOADING
+from inspector.core.timeline import DAMAGED, LOADING, UNCHECKED
 from inspector.models.characters_model import LOADING_TEXT
 from inspector.models.timeline_model import COL_TYPE, STATE_ROLE
 from inspector.widgets.characters import chip_items, row_health
@@ -203,7 +203,8 @@ def test_half_a_line_shows_as_a_torn_row_and_its_rest_makes_it_the_event_in_plac
         _append(journal, record[:35])  # a writer half-way through its line
     qtbot.waitUntil(lambda: model.rowCount() == rows + 1, timeout=WAIT_MS)
     last = model.index(rows, 0)
-    assert last.data(STATE_ROLE) == DAMAGED and _last_type(model) == "⚠ torn last line"
+    # what the reader makes of it, and no state until the re-diagnosis (it runs a quiet moment later)
+    assert last.data(STATE_ROLE) == UNCHECKED and _last_type(model) == "⚠ torn last line"
     assert model.row_at(rows).kind == "torn_tail"
     qtbot.waitUntil(lambda: window.status_size.text().startswith(f"Journal: {_size_text(os.path.getsize(journal))} ·"))
     qtmodeltester.check(model)
@@ -224,6 +225,9 @@ def test_half_a_line_shows_as_a_torn_row_and_its_rest_makes_it_the_event_in_plac
     assert f"#{event.index}" in window.detail.event_detail.header.text()  # and shows what it is now
     qtbot.waitUntil(lambda: window.status_size.text().startswith(f"Journal: {_size_text(os.path.getsize(journal))} ·"))
     qtmodeltester.check(model)
+    # the re-diagnosis says what it is: the window shows that, and counts it as check does
+    qtbot.waitUntil(lambda: model.index(rows, 0).data(STATE_ROLE) == "pending", timeout=WAIT_MS)
+    assert window.session.timeline().counts["pending"] == 2 and DAMAGED not in window.sentinel_bar.label.text()
 
 
 def test_a_record_glued_onto_the_torn_row_becomes_a_damaged_row_and_the_recovered_event(qtbot, live_alice):

@@ -31,7 +31,10 @@ def loaded(qtbot, inspector_window, tmp_path):  # noqa: F811  (a fixture)
 def test_characters_list_with_health_badges(loaded):
     model = loaded.session.characters_model
     assert dump(model) == [["alice"], ["bob"]]
-    assert dump(model, role=BADGE_ROLE) == [["1 blocked · 1 pending"], ["healthy"]]
+    # the server's chip first, then check's counts; "healthy" only where the diagnosis finds nothing above info
+    badges = dump(model, role=BADGE_ROLE)
+    assert badges[0] == ["server: 1 error · 1 blocked · 1 pending"]
+    assert badges[1][0].split(" · ")[0] == "healthy" and model.rows()[1].health in ("none", "info")
     assert loaded.session.current == "alice"
     assert loaded.windowTitle().endswith("— alice")
 
@@ -42,8 +45,8 @@ def test_sentinel_marker_is_drawn_under_its_row(qtbot, loaded):
     assert model.rowCount() == 32
     pos = model.marker_position()
     assert pos == 29 and model.ref_at(pos) == loaded.session.timeline().sentinel.index
-    assert "30 applied · 2 pending" in loaded.sentinel_bar.label.text()
-    assert model.sentinel_label() == "30 applied · 2 pending"
+    assert "30 applied · 1 pending · 1 blocked" in loaded.sentinel_bar.label.text()  # check's counts
+    assert model.sentinel_label() == "30 applied · 1 pending · 1 blocked"
     loaded.jump_action.trigger()
     assert view.currentIndex().row() == pos
     view.clearSelection()
