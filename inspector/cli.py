@@ -3,7 +3,8 @@
     memory-inspector [PATH] [--redact] [--screenshot OUT.png] [--size WxH]     the window (sample data without PATH)
     memory-inspector check PATH [--character NAME] [--json] [--all-events]
     memory-inspector replay PATH [--character NAME] [--dry-run] [--until EVENT_ID] [--repair-orphans]
-                            [--park EVENT_ID] [--yes] [--backup-dir DIR] [--i-know-the-server-is-stopped]
+                            [--park EVENT_ID] [--repair-journal] [--yes] [--backup-dir DIR]
+                            [--i-know-the-server-is-stopped]
     memory-inspector restore BACKUP [--to DIR] [--dry-run] [--yes]
     memory-inspector history PATH [--character NAME] [--entry ID [--entity KEY]] [--at EVENT_ID]
                             [--between EVENT_A EVENT_B] [--json]
@@ -80,25 +81,14 @@ def build_command_parser(command: str) -> argparse.ArgumentParser:
         )
         return p
     if command == "replay":
-        p = _Parser(prog="memory-inspector replay", description="Guarded replay of pending events.")
-        p.add_argument("path", help="memory root (with --character) or a character folder")
-        p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH is its folder)")
-        p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
-        p.add_argument("--until", metavar="EVENT_ID", help="replay up to and including this event")
-        p.add_argument("--repair-orphans", action="store_true", help="re-apply orphaned archive events")
-        p.add_argument(
-            "--park",
-            metavar="EVENT_ID",
-            help="go past this held event for good: it is never applied (recorded in events_parked.ndjson)",
+        from inspector.replay_cmd import add_replay_arguments
+
+        p = _Parser(
+            prog="memory-inspector replay",
+            description="Guarded replay of pending events, or (--repair-journal) a guarded repair of a journal the "
+            "memory server cannot read.",
         )
-        p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-        p.add_argument("--backup-dir", metavar="DIR", help="where backups and reports go")
-        p.add_argument(
-            "--i-know-the-server-is-stopped",
-            dest="override_server_lock",
-            action="store_true",
-            help="replay even though the launcher lock is held (recorded in the report)",
-        )
+        add_replay_arguments(p)
         return p
     if command == "restore":
         p = _Parser(prog="memory-inspector restore", description="Put a replay backup back.")

@@ -12,6 +12,11 @@ plan showing what replaying that entry's held events changes, then the decision 
 ``events_parked.ndjson`` and in the report. An event replay does not hold is refused (exit 2,
 nothing written).
 
+``replay --repair-journal`` repairs a journal the memory server cannot read (bytes that are not
+UTF-8): the same guards, a plan listing each fragment (where, how long, never its text) and what is
+kept, then the fragments moved into ``events.ndjson.damaged`` and the journal rewritten atomically
+(:mod:`journal.repair`). Nothing is replayed.
+
 Exit codes: 0 everything planned was applied (or restored, or nothing was pending); 1 replay
 holds events it cannot apply, was cancelled or declined, or a guard refused (restore: the backup
 is not vouched for by the index); 2 bad input (restore: the folder cannot take the backup; replay:
@@ -172,18 +177,50 @@ def _progress_printer() -> Callable[[int, int], None]:
     return on_progress
 
 
+def add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``memory-inspector replay`` (:mod:`inspector.cli` builds the parser)."""
+    p.add_argument("path", help="memory root (with --character) or a character folder")
+    p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH is its folder)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
+    p.add_argument("--until", metavar="EVENT_ID", help="replay up to and including this event")
+    p.add_argument("--repair-orphans", action="store_true", help="re-apply orphaned archive events")
+    p.add_argument(
+        "--park",
+        metavar="EVENT_ID",
+        help="go past this held event for good: it is never applied (recorded in events_parked.ndjson)",
+    )
+    p.add_argument(
+        "--repair-journal",
+        action="store_true",
+        help="repair a journal the memory server cannot read: move its bytes that are not UTF-8 (torn appends) "
+        "into events.ndjson.damaged, keeping every record byte for byte; nothing is replayed",
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--backup-dir", metavar="DIR", help="where backups and reports go")
+    p.add_argument(
+        "--i-know-the-server-is-stopped",
+        dest="override_server_lock",
+        action="store_true",
+        help="replay even though the launcher lock is held (recorded in the report)",
+    )
+
+
 def run_replay(args: argparse.Namespace) -> int:
     """``memory-inspector replay PATH [--character NAME] ...`` (see :mod:`inspector.cli`)."""
     park = getattr(args, "park", None)
     until = args.until
-    if sum(1 for given in (until is not None, args.repair_orphans, park is not None) if given) > 1:
-        _err("replay", "--until, --repair-orphans and --park cannot be combined")
+    repair_journal = bool(getattr(args, "repair_journal", False))
+    given = (until is not None, args.repair_orphans, park is not None, repair_journal)
+    if sum(1 for g in given if g) > 1:
+        _err("replay", "--until, --repair-orphans, --park and --repair-journal cannot be combined")
         return 2
     for option, value in (("--park", park), ("--until", until)):
         if value == "":  # not a plain replay: an empty id names no event
             _err("replay", f"{option} needs an event id (it was empty); nothing was written")
             return 2
-    if park is not None:
+    if repair_journal:
+        scope = Scope("repair_journal")
+    elif park is not None:
         scope = Scope("park", park=park)
     elif args.repair_orphans:
         scope = Scope("repair")

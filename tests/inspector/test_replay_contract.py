@@ -18,7 +18,9 @@ from inspector.core.prompter import ASK_APPLY, ASK_RESTORE, HeadlessPrompter
 from inspector.core.replay import ReplayRequest, RestoreRequest, Scope
 from journal.fixtures import server_lock_held, zip_export
 from journal.reader import read_journal
+from journal.repair import DAMAGED_NAME
 from tests.inspector.replay_cases import CHARACTER, FOLDER_CASES, build_case
+from tests.journal import _repair_kit as kit
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("replay_env")]
 
@@ -35,6 +37,9 @@ def _summary(run, char_dir: Path | None) -> dict:
         index = {e.event_id: i for i, e in enumerate(read_journal(char_dir / "events.ndjson").events)}
         out["applied"] = [index.get(e) for e in outcome.applied]
         out["parked"] = None if outcome.parked is None else outcome.parked.index
+    repaired = getattr(outcome, "journal_repair", None)
+    if repaired is not None:
+        out["journal_repair"] = (repaired.rewritten, len(repaired.recorded), len(repaired.already))
     if outcome is not None and hasattr(outcome, "written"):
         out["written"] = sorted(outcome.written)
         out["removed"] = sorted(outcome.removed)
@@ -95,11 +100,13 @@ def both(qtbot, tmp_path):
     return _Both(qtbot, tmp_path, w)
 
 
-def _compare(both: _Both, case: str, *, scope=None, answers=True, zipped=False) -> list[str]:
+def _compare(both: _Both, case: str, *, scope=None, answers=True, zipped=False, damage=None) -> list[str]:
     a, b = both.roots()
     results = []
     for root, drive in ((a, both.cli), (b, both.gui)):
         cd = build_case(root, case)
+        if damage is not None:
+            damage(cd)
         path = zip_export(root, root.parent / "export.zip") if zipped else root
         request = ReplayRequest(
             path,
@@ -179,3 +186,51 @@ def test_restore_and_its_dry_run_are_the_same_through_both_drivers(both, dry_run
     keys, summary = results[0]
     assert keys == ([] if dry_run else [ASK_RESTORE])
     assert summary["status"] == ("planned" if dry_run else "restored") and summary["exit"] == 0
+
+
+# -- the journal repair (issue 24) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "case,damage",
+    [
+        ("pending_tail", kit.glue_onto_torn_utf8),
+        ("healthy", kit.torn_utf8_tail),
+        ("pending_tail", kit.several),
+        ("torn_tail", None),  # nothing to repair: an ASCII torn tail is damage that is UTF-8
+    ],
+)
+def test_the_journal_repair_is_the_same_through_both_drivers(both, case, damage):
+    keys = _compare(both, case, scope=Scope("repair_journal"), damage=damage)
+    assert keys == (["recent_writes", ASK_APPLY] if damage is not None else [])  # the folder was just built
+    for side in ("cli", "window"):
+        cd = both.tmp_path / side / "memory" / CHARACTER
+        data = (cd / "events.ndjson").read_bytes()
+        data.decode("utf-8")
+        assert not [d for d in read_journal(cd / "events.ndjson").defects if d.kind == "invalid_utf8"]
+        assert (cd / DAMAGED_NAME).exists() == (damage is not None)
+
+
+def test_declining_the_journal_repair_is_the_same_through_both_drivers(both):
+    answers = {ASK_APPLY: False, "recent_writes": True}
+    keys = _compare(
+        both, "pending_tail", scope=Scope("repair_journal"), damage=kit.glue_onto_torn_utf8, answers=answers
+    )
+    assert keys == ["recent_writes", ASK_APPLY]
+    for side in ("cli", "window"):
+        assert not (both.tmp_path / side / "memory" / CHARACTER / DAMAGED_NAME).exists()
+
+
+def test_the_journal_repair_of_a_zip_export_is_refused_the_same_through_both_drivers(both):
+    keys = _compare(
+        both, "pending_tail", scope=Scope("repair_journal"), damage=kit.glue_onto_torn_utf8, zipped=True, answers=False
+    )
+    assert keys == ["extract_zip"]
+
+
+def test_the_journal_repair_under_a_running_server_is_refused_the_same_through_both_drivers(both, tmp_path):
+    with server_lock_held(tmp_path / "runtime"):
+        keys = _compare(both, "pending_tail", scope=Scope("repair_journal"), damage=kit.glue_onto_torn_utf8)
+    assert keys == []
+    for side in ("cli", "window"):
+        assert not (both.tmp_path / side / "memory" / CHARACTER / DAMAGED_NAME).exists()

@@ -14,7 +14,9 @@ The guards, in order (issue 6), one module per step:
    events would apply, which would stay held and why (:func:`explain_block`), a per-file diff, and
    the fingerprints of every file the plan depends on. Nothing in the real folder changes. A
    ``park`` scope (``Scope("park", park=EVENT_ID)``) plans going past a held event: it must be held
-   now, and the plan is the dry run with it parked.
+   now, and the plan is the dry run with it parked. A ``repair_journal`` scope
+   (``Scope("repair_journal")``) plans the journal repair of :mod:`journal.repair` instead: which
+   fragments that are not UTF-8 move into ``events.ndjson.damaged``, and what is kept.
 3. :func:`create_backup` (:mod:`.backup`) — the character folder is copied to a timestamped,
    private (0700) folder *outside* it, with a SHA-256 manifest, and recorded in the index of
    backups in the app's own data folder (:func:`default_index_path`): the folder it came from and
@@ -23,8 +25,8 @@ The guards, in order (issue 6), one module per step:
    backup's manifest) right before applying; any difference stops the run so that it can be
    re-planned.
 5. :func:`execute` (:mod:`.execute`) — the reconciler on the real folder, with progress and cancel
-   between events, then a fresh look at the folder (:func:`folder_state`, plus the diagnosis when
-   available).
+   between events (or the journal repair, for ``repair_journal``), then a fresh look at the
+   folder (:func:`folder_state`, plus the diagnosis when available).
 6. A JSON report beside the backup (plan, outcome, ids applied, what stayed held, fingerprints,
    who and when, override flags, and a park decision, which is also appended to
    ``events_parked.ndjson`` in the character folder before replay goes past the event).
@@ -74,6 +76,7 @@ from inspector.core.replay.backup import (
 )
 from inspector.core.replay.describe import (
     describe_diff,
+    describe_journal_repair,
     describe_outcome,
     describe_plan,
     describe_preflight,
@@ -110,6 +113,7 @@ from inspector.core.replay.flow import (
     run_guarded_restore,
 )
 from inspector.core.replay.plan import (
+    SCOPE_KINDS,
     BlockExplanation,
     Orphan,
     ParkChoice,
@@ -161,6 +165,7 @@ __all__ = [
     "PRIVATE_DIR_MODE",
     "RECENT_WRITE_SECONDS",
     "REPORT_NAME",
+    "SCOPE_KINDS",
     "TRUST_REFUSALS",
     "WATCHED_FILES",
     "Ask",
@@ -205,6 +210,7 @@ __all__ = [
     "default_backup_root",
     "default_index_path",
     "describe_diff",
+    "describe_journal_repair",
     "describe_outcome",
     "describe_plan",
     "describe_preflight",

@@ -49,11 +49,7 @@ def describe_diff(diff: FolderDiff, max_entries: int = 50) -> list[str]:
     return out
 
 
-def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
-    """The plan as text: scope, sentinel, events that would apply, where it stops and why, diff."""
-    out = [f"Plan for {plan.target.character} ({plan.char_dir}), {plan.created_at}", f"Scope: {plan.scope.describe()}"]
-    if not plan.journal_present:
-        out.append("No journal (events.ndjson) in this folder: nothing to replay (a cloud-save export has views only).")
+def _sentinel_line(plan: Plan) -> str:
     where = {
         "ok": f"at #{plan.sentinel_index}",
         "missing": "missing: the whole journal replays (handlers are idempotent)",
@@ -61,8 +57,19 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
         "malformed": "malformed: the whole journal replays",
         "unknown_id": f"names {plan.sentinel_id}, which is not in the journal: the whole journal replays",
     }.get(plan.sentinel_state, plan.sentinel_state)
+    return f"Sentinel: {where}; {plan.total_events} events, {plan.pending} pending"
+
+
+def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
+    """The plan as text: scope, sentinel, events that would apply, where it stops and why, diff
+    (for the ``repair_journal`` scope: :func:`describe_journal_repair`)."""
+    out = [f"Plan for {plan.target.character} ({plan.char_dir}), {plan.created_at}", f"Scope: {plan.scope.describe()}"]
+    if plan.journal_repair is not None:
+        return out + describe_journal_repair(plan, max_events)
+    if not plan.journal_present:
+        out.append("No journal (events.ndjson) in this folder: nothing to replay (a cloud-save export has views only).")
     if plan.journal_present:
-        out.append(f"Sentinel: {where}; {plan.total_events} events, {plan.pending} pending")
+        out.append(_sentinel_line(plan))
     if plan.applied_beyond:
         out.append(
             f"Already applied past the sentinel (events_applied_set.json; not run again): {len(plan.applied_beyond)}"
@@ -102,6 +109,12 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
         assert orphan.block is not None
         out.append("Cannot repair:")
         out += ["  " + line for line in orphan.block.lines()]
+    if plan.undecodable:
+        out.append(
+            f"Note: {len(plan.undecodable)} fragment(s) of events.ndjson are not UTF-8, so the memory server cannot "
+            "read this journal and replays nothing for this character at any start; the 'repair journal' scope "
+            "(--repair-journal) moves them out."
+        )
     if plan.scope.kind != "repair":
         lost = [o for o in plan.orphans if o.repairable]
         if lost:
@@ -120,6 +133,67 @@ def describe_plan(plan: Plan, max_events: int = 50) -> list[str]:
     return out
 
 
+def _size(n: int) -> str:
+    return f"{n:,} byte{'' if n == 1 else 's'}"
+
+
+def describe_journal_repair(plan: Plan, max_fragments: int = 50) -> list[str]:
+    """A ``repair_journal`` plan as text, after its heading: each fragment (where it is, what it is,
+    never its bytes' text), what is kept, and the change to each file."""
+    repair = plan.journal_repair
+    assert repair is not None
+    if not repair.present:
+        return ["No journal (events.ndjson) in this folder: nothing to repair.", "Changes:", "  (no file changes)"]
+    out = [_sentinel_line(plan)]
+    damage = (
+        f"; {repair.decodable_damage} damaged line(s) that are UTF-8 stay as they are (the memory server skips them)"
+        if repair.decodable_damage
+        else ""
+    )
+    if not repair.has_work:
+        out.append(f"Nothing to repair: every line of events.ndjson is valid UTF-8{damage}.")
+        return [*out, "Changes:", "  (no file changes)"]
+    out.append(
+        f"The memory server opens events.ndjson as UTF-8 text, so {len(repair.fragments)} fragment(s) that are not "
+        f"UTF-8 stop its replay of {plan.target.character} at every start. Each moves to events.ndjson.damaged "
+        "(lossless: its bytes, where they were, their SHA-256):"
+    )
+    for f in repair.fragments[:max_fragments]:
+        what = (
+            f"the bytes before event {f.event_id}, which was glued onto them and stays, on its own line"
+            if f.kind == "glued"
+            else "the whole line" + (" and its newline" if f.newline else " (the unterminated last line)")
+        )
+        note = ""
+        if f.offset in repair.recorded:
+            note = " (recorded in events.ndjson.damaged already, by an interrupted repair)"
+        out.append(f"  line {f.line}, offset {f.offset}: {f.preview()}, {what}{note}")
+    if len(repair.fragments) > max_fragments:
+        out.append(f"  … and {len(repair.fragments) - max_fragments} more (see the report)")
+    glued = f" ({repair.glued} of them glued onto a fragment, now on a line of its own)" if repair.glued else ""
+    out.append(f"Keeps all {repair.records} complete record(s) byte for byte, in order{glued}{damage}.")
+    out.append(
+        "Only bytes that are not UTF-8 move: damage that is UTF-8 (malformed JSON, an ASCII torn tail) is not touched. "
+        "The sentinel, the applied set and the views are not touched, and nothing is replayed."
+    )
+    if plan.pending:
+        out.append(
+            f"Afterwards the memory server can read the journal again; the {plan.pending} pending event(s) are "
+            "replayed by its next start (memory-inspector check says how far it gets), or by memory-inspector replay."
+        )
+    if plan.temp_files:
+        out.append(
+            f"Also removes {len(plan.temp_files)} leftover temp file(s) of interrupted writes: "
+            + ", ".join(plan.temp_files)
+        )
+    todo = len(repair.to_record)
+    out.append("Changes:")
+    out.append(f"  events.ndjson: rewritten, {_size(repair.size)} → {_size(repair.new_size)}")
+    created = "" if repair.damaged_present else " (created)"
+    out.append(f"  events.ndjson.damaged: +{todo} fragment(s){created}")
+    return out
+
+
 def describe_outcome(outcome: ReplayOutcome) -> list[str]:
     """The result as text (shown next to the plan)."""
     out = [f"Result: {outcome.status} — {outcome.message}"]
@@ -129,6 +203,12 @@ def describe_outcome(outcome: ReplayOutcome) -> list[str]:
     if outcome.applied:
         changed = outcome.report.changed if outcome.report else 0
         out.append(f"Applied {len(outcome.applied)} event(s); {changed} changed a file.")
+    if outcome.journal_repair is not None:
+        r = outcome.journal_repair
+        out.append(
+            f"events.ndjson: {_size(r.repair.size)} → {_size(r.repair.new_size)}; events.ndjson.damaged: "
+            f"+{len(r.recorded)} fragment(s)" + (f" ({len(r.already)} recorded already)" if r.already else "")
+        )
     if outcome.block is not None:
         out += outcome.block.lines()
     if outcome.report is not None and outcome.report.held:

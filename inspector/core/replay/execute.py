@@ -1,5 +1,6 @@
 """Steps 4 to 6: carry out a plan (:func:`execute`): server re-check, backup, fingerprint check,
-the reconciler on the real folder, a fresh look at the folder (:func:`folder_state`) and the JSON
+the reconciler on the real folder (for the ``repair_journal`` scope: the journal repair of
+:mod:`journal.repair` instead), a fresh look at the folder (:func:`folder_state`) and the JSON
 report beside the backup."""
 
 from __future__ import annotations
@@ -24,11 +25,19 @@ from journal.appliedset import APPLIED_SET_NAME, applied_set_valid, read_applied
 from journal.diagnosis import diagnose_character
 from journal.dryrun import replay_files, sentinel_id
 from journal.errors import ViewCorruptError
-from journal.events import SENTINEL_NAME, Clock
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock
 from journal.handlers import HandlerRegistry
 from journal.log import EventLog
 from journal.park import ParkRecord, record_park
 from journal.reconcile import Reconciler
+from journal.repair import (
+    DAMAGED_NAME,
+    JournalChangedError,
+    JournalRepairError,
+    RepairResult,
+    read_damaged,
+    repair_journal,
+)
 from journal.replayreport import ReplayReport
 from journal.views import read_sentinel
 
@@ -37,8 +46,12 @@ def compare_with_prediction(plan: Plan) -> list[str]:
     """Files whose content after the apply differs from what the dry run predicted.
 
     The sentinel is compared by the id it names (its ``ts`` is the time of writing), the applied
-    set by the ids it records (against the dry run's ``applied_beyond``).
+    set by the ids it records (against the dry run's ``applied_beyond``). After a journal repair:
+    the journal by its SHA-256 (the plan's ``new_sha256``), ``events.ndjson.damaged`` by whether it
+    records every fragment, and every other watched file by its fingerprint (none may change).
     """
+    if plan.journal_repair is not None:
+        return _compare_repair(plan)
     actual = replay_files(plan.char_dir)
     out = []
     for rel in sorted(set(actual) | set(plan.predicted)):
@@ -53,6 +66,19 @@ def compare_with_prediction(plan: Plan) -> list[str]:
     if recorded != plan.dry_report.applied_beyond:
         out.append(APPLIED_SET_NAME)
     return out
+
+
+def _compare_repair(plan: Plan) -> list[str]:
+    repair = plan.journal_repair
+    assert repair is not None
+    now = fingerprint_folder(plan.char_dir)
+    out = [k for k in fingerprint_changes(plan.fingerprints, now) if k not in (JOURNAL_NAME, DAMAGED_NAME)]
+    if now.get(JOURNAL_NAME) != f"sha256:{repair.new_sha256}":
+        out.append(JOURNAL_NAME)
+    keys = read_damaged(plan.char_dir).keys
+    if any(f.key(repair.sha256) not in keys for f in repair.fragments):
+        out.append(DAMAGED_NAME)
+    return sorted(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +188,7 @@ class ReplayOutcome:
         started_at, finished_at: local ISO-8601 with offset.
         report_path: the JSON report beside the backup.
         parked: for a ``park`` plan: the decision recorded in ``events_parked.ndjson``.
+        journal_repair: for a ``repair_journal`` plan: what the repair did.
     """
 
     status: str
@@ -180,6 +207,7 @@ class ReplayOutcome:
     finished_at: str = ""
     report_path: Path | None = None
     parked: ParkRecord | None = None
+    journal_repair: RepairResult | None = None
 
     @property
     def exit_code(self) -> int:
@@ -206,6 +234,7 @@ class ReplayOutcome:
             "changed_since_plan": list(self.changed_files),
             "matches_plan": not self.mismatches,
             "mismatches": list(self.mismatches),
+            "journal_repair": None if self.journal_repair is None else self.journal_repair.to_json(),
         }
 
 
@@ -281,6 +310,8 @@ def execute(
                 "stopped",
                 "nothing can be applied: every pending event in scope is held",
             )
+        elif plan.journal_repair is not None:
+            outcome.status, outcome.message = "nothing_to_do", "nothing to repair: the journal is valid UTF-8"
         else:
             outcome.status, outcome.message = "nothing_to_do", "nothing to apply"
         outcome.finished_at = _now_iso()
@@ -320,6 +351,8 @@ def execute(
         return outcome
     outcome.status, outcome.message = "failed", "applying (interrupted before the end)"
     _write_report(outcome, preflight_)  # a crash mid-apply still leaves a report naming the backup
+    if plan.journal_repair is not None:
+        return _repair_journal(outcome, preflight_, clock)
     if plan.park is not None:
         # The person's decision, recorded before replay goes past the event (never automatic).
         pe = plan.park.event
@@ -389,6 +422,44 @@ def execute(
     outcome.fingerprints_after = fingerprint_folder(cd)
     outcome.after = folder_state(cd)
     outcome.finished_at = _now_iso()
+    _write_report(outcome, preflight_)
+    return outcome
+
+
+def _repair_journal(outcome: ReplayOutcome, preflight_: Preflight | None, clock: Clock | None) -> ReplayOutcome:
+    """Carry out a ``repair_journal`` plan (after the backup and the fingerprint check): the journal
+    repair on the real folder, refused if the journal is not the one planned on."""
+    plan = outcome.plan
+    repair = plan.journal_repair
+    assert repair is not None
+    cd = plan.char_dir
+    try:
+        result = repair_journal(cd, expect_sha256=repair.sha256, clock=clock)
+    except JournalChangedError:
+        outcome.status = "changed"
+        outcome.changed_files = [JOURNAL_NAME]
+        outcome.message = f"the folder changed since the plan ({JOURNAL_NAME}); nothing was written: re-plan"
+    except (JournalRepairError, OSError) as exc:
+        outcome.message = (
+            f"the repair failed: {type(exc).__name__}: {exc}; {JOURNAL_NAME} is exactly as it was or exactly as "
+            "planned, never a mix, and the backup can undo either"
+        )
+    else:
+        outcome.journal_repair = result
+        moved = len(repair.fragments)
+        already = f", {len(result.already)} of them recorded there already" if result.already else ""
+        outcome.status = "applied"
+        outcome.message = (
+            f"repaired {JOURNAL_NAME}: moved {moved} fragment(s) that are not UTF-8 to {DAMAGED_NAME}{already}; "
+            f"{repair.records} record(s) kept byte for byte"
+        )
+        outcome.mismatches = compare_with_prediction(plan)
+        if outcome.mismatches:
+            outcome.message += "; some files differ from the plan (see the report)"
+    outcome.finished_at = _now_iso()
+    with contextlib.suppress(Exception):
+        outcome.fingerprints_after = fingerprint_folder(cd)
+        outcome.after = folder_state(cd)
     _write_report(outcome, preflight_)
     return outcome
 

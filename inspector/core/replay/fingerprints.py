@@ -11,12 +11,14 @@ from pathlib import Path
 from journal.appliedset import APPLIED_SET_NAME
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.park import PARKED_NAME
+from journal.repair import DAMAGED_NAME
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import VIEW_TYPES
 
 #: Files whose content the plan depends on (besides the shards of both archive folders): the
-#: journal, the sentinel, the applied set, the parked events and the views.
-WATCHED_FILES = (JOURNAL_NAME, SENTINEL_NAME, APPLIED_SET_NAME, PARKED_NAME, *VIEW_TYPES)
+#: journal, the sentinel, the applied set, the parked events, the fragments a journal repair moved
+#: out (which it does not record twice) and the views.
+WATCHED_FILES = (JOURNAL_NAME, SENTINEL_NAME, APPLIED_SET_NAME, PARKED_NAME, DAMAGED_NAME, *VIEW_TYPES)
 
 
 def _sha256_file(path: Path) -> str:

@@ -18,8 +18,9 @@ The flow ends by returning a :class:`ReplayRun` / :class:`RestoreRun` whose ``li
 result in words. Drivers never re-sequence the steps; they only answer them:
 :func:`drive` is the synchronous driver (the command line, scripts, tests), and
 :class:`inspector.controllers.replay.ReplayController` drives the same flows from the window.
-Replay, ``--until``, ``--repair-orphans``, park and restore (``--dry-run`` included) are all
-paths of these two generators. Only this module sequences the step modules; drivers import it.
+Replay, ``--until``, ``--repair-orphans``, park, the journal repair (``--repair-journal``, the
+``repair_journal`` scope) and restore (``--dry-run`` included) are all paths of these two
+generators. Only this module sequences the step modules; drivers import it.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from inspector.core.replay.backup import (
 )
 from inspector.core.replay.describe import (
     describe_diff,
+    describe_journal_repair,
     describe_outcome,
     describe_plan,
     describe_preflight,
@@ -54,7 +56,7 @@ from inspector.core.replay.describe import (
 )
 from inspector.core.replay.errors import BadInputError, FolderBusyError, GuardedReplayError
 from inspector.core.replay.execute import ReplayOutcome, execute
-from inspector.core.replay.plan import Plan, PlannedEvent, Scope, make_plan
+from inspector.core.replay.plan import SCOPE_KINDS, Plan, PlannedEvent, Scope, make_plan
 from inspector.core.replay.preflight import Preflight, folder_writable, preflight
 from inspector.core.replay.restore import RestoreOutcome, RestorePlan, execute_restore, plan_restore, restore_question
 from inspector.core.replay.target import ReplayTarget, extract_export, resolve_target, suggest_extract_dir
@@ -237,6 +239,8 @@ class ReplayRun:
             return describe_outcome(self.outcome)
         if self.status == "planned":
             verdict = "would apply everything planned" if self.exit_code == 0 else "would not apply everything"
+            if self.plan is not None and self.plan.journal_repair is not None and self.exit_code == 0:
+                verdict = "would repair the journal as planned"
             return [f"Dry run: {self.message}; an apply {verdict} (exit {self.exit_code})."]
         return [f"{self.status}: {self.message}"]
 
@@ -315,6 +319,11 @@ def confirm_question(plan: Plan, backup_root: Path, preflight_: Preflight | None
         text = (
             f"Park event #{plan.park.event.index} ({plan.park.event.type}) for good, so that it is never applied, "
             f"and apply {len(plan.events)} event(s) to {plan.target.character}? A backup goes to {backup_root} first."
+        )
+    if plan.journal_repair is not None:
+        text = (
+            f"Rewrite events.ndjson of {plan.target.character}, moving {len(plan.journal_repair.fragments)} "
+            f"fragment(s) that are not UTF-8 to events.ndjson.damaged? A backup goes to {backup_root} first."
         )
     if replanned:
         text = "The folder changed, so this is a new plan. " + text
@@ -585,6 +594,7 @@ def run_guarded_restore(
 # window's dialogs import from here, never from the step modules.
 __all__ = [
     "MAX_REPLANS",
+    "SCOPE_KINDS",
     "Ask",
     "BackupSummary",
     "BadInputError",
@@ -611,6 +621,7 @@ __all__ = [
     "default_backup_root",
     "default_index_path",
     "describe_diff",
+    "describe_journal_repair",
     "describe_outcome",
     "drive",
     "replay_flow",

@@ -1,6 +1,8 @@
 """Step 2: the plan, a dry run of the reconciler on a scratch copy (:func:`make_plan`): which events
 would apply, where replay would stop and why (:func:`explain_block`), orphaned archive events, the
-per-file diff and the fingerprints the plan saw. The real folder is only read."""
+per-file diff and the fingerprints the plan saw; for the ``repair_journal`` scope, what the journal
+repair (:mod:`journal.repair`) would move out of the journal instead. The real folder is only
+read."""
 
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ from journal import fs
 from journal.appliedset import read_applied_set
 from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
 from journal.dryrun import DryRun, FolderDiff, dry_run
-from journal.events import SENTINEL_NAME, Clock, Event
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event
 from journal.handlers import HandlerRegistry, entry_ref
 from journal.park import read_parked
+from journal.repair import Fragment, JournalRepair, RepairRefusedError, plan_repair, undecodable_fragments
 from journal.replayreport import ReplayReport, ReplayStop
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import read_sentinel
@@ -190,15 +193,21 @@ def find_orphaned_archive_events(
 # -- the plan -------------------------------------------------------------------------------------
 
 
+#: What a replay can cover (:class:`Scope`).
+SCOPE_KINDS = ("tail", "until", "repair", "park", "repair_journal")
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """What a replay covers.
 
     Attributes:
         kind: ``tail`` (every pending event, the default), ``until`` (the pending events up to and
-            including ``until``), ``repair`` (re-apply orphaned archive events, sentinel unchanged)
-            or ``park`` (a person goes past the held event ``park``: it is recorded in
-            ``events_parked.ndjson`` and never applied, then the tail is replayed).
+            including ``until``), ``repair`` (re-apply orphaned archive events, sentinel unchanged),
+            ``park`` (a person goes past the held event ``park``: it is recorded in
+            ``events_parked.ndjson`` and never applied, then the tail is replayed) or
+            ``repair_journal`` (move the bytes of the journal that are not UTF-8 into
+            ``events.ndjson.damaged``, :mod:`journal.repair`; nothing is replayed).
         until: the last event id for ``until``.
         park: the held event id for ``park``.
     """
@@ -208,7 +217,7 @@ class Scope:
     park: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("tail", "until", "repair", "park"):
+        if self.kind not in SCOPE_KINDS:
             raise ValueError(f"unknown scope {self.kind!r}")
         if (self.kind == "until") != (self.until is not None):
             raise ValueError("an 'until' scope needs an event id, and only it")
@@ -224,6 +233,8 @@ class Scope:
             return "repair orphaned archive events (the sentinel does not move)"
         if self.kind == "park":
             return f"park the held event {self.park} (never applied), then the pending tail"
+        if self.kind == "repair_journal":
+            return "repair the journal: move what is not UTF-8 into events.ndjson.damaged (nothing is replayed)"
         return "the pending tail"
 
     def to_json(self) -> dict[str, Any]:
@@ -293,6 +304,10 @@ class Plan:
             parked), in order: the choices for an ``until`` scope, from the engine's decisions.
         writes: the dry run writes something (a view, a shard, the sentinel, the applied set).
         predicted_applied_set: the bytes of ``events_applied_set.json`` after the dry run.
+        journal_repair: for ``repair_journal``: what the repair moves out of the journal (no dry
+            run is made: nothing is replayed).
+        undecodable: the journal's fragments that are not UTF-8, in every scope (they stop the
+            memory server's replay of the character; the ``repair_journal`` scope moves them out).
     """
 
     target: ReplayTarget
@@ -321,6 +336,8 @@ class Plan:
     unapplied: list[PlannedEvent] = field(default_factory=list)
     writes: bool = False
     predicted_applied_set: bytes | None = None
+    journal_repair: JournalRepair | None = None
+    undecodable: list[Fragment] = field(default_factory=list)
 
     @property
     def char_dir(self) -> Path:
@@ -330,7 +347,10 @@ class Plan:
     @property
     def has_work(self) -> bool:
         """Whether applying would run at least one handler, record a park, or write anything (the
-        sentinel moved off an event the server cannot see, a stale applied set removed)."""
+        sentinel moved off an event the server cannot see, a stale applied set removed, the journal
+        repaired)."""
+        if self.journal_repair is not None:
+            return self.journal_repair.has_work
         return bool(self.events) or self.park is not None or self.writes
 
     @property
@@ -342,7 +362,7 @@ class Plan:
     def apply_until(self) -> str | None:
         """The ``until`` the real run uses, so it never applies more than the plan shows: the
         requested event, or the journal's last event when the plan was made."""
-        if self.scope.kind == "repair":
+        if self.scope.kind in ("repair", "repair_journal"):
             return None
         if self.scope.until is not None:
             return self.scope.until
@@ -369,6 +389,8 @@ class Plan:
             "unrepairable": [o.block.to_json() for o in self.unrepairable if o.block is not None],
             "temp_files_removed": list(self.temp_files),
             "diff": diff_to_json(self.diff),
+            "journal_repair": None if self.journal_repair is None else self.journal_repair.to_json(),
+            "undecodable_fragments": len(self.undecodable),
         }
 
 
@@ -405,9 +427,11 @@ def make_plan(
     made again (at most ``attempts`` times), so a plan always describes one state of the folder.
 
     Raises:
-        BadInputError: a zip target, an ``until`` event that is not pending, or an
+        BadInputError: a zip target, an ``until`` event that is not pending, an
             ``events_parked.ndjson`` / ``events_applied_set.json`` that cannot be read (a FIFO, a
-            folder, a link leading out of the folder, or too big): nothing is written.
+            folder, a link leading out of the folder, or too big), or, for ``repair_journal``, a
+            journal or ``events.ndjson.damaged`` the repair cannot use (a link, not a regular
+            file, unreadable): nothing is written.
         FolderBusyError: the folder kept changing.
 
     ``clock`` gives the ``ts`` the dry run writes (the apply takes the same one, so a test can
@@ -449,6 +473,8 @@ def _plan_once(
     sentinel = read_sentinel(cd)
     at_sentinel = d.sentinel
     state, sid, sindex = at_sentinel.state, at_sentinel.event_id, at_sentinel.index
+    if scope.kind == "repair_journal":
+        return _journal_repair_plan(target, scope, fingerprints, d)
     parked_read = read_parked(cd)
     if parked_read.state == "refused":
         raise BadInputError(_refused_file(cd, parked_read.message, "which events a person parked"))
@@ -521,6 +547,46 @@ def _plan_once(
         writes=dry.writes,
         predicted_applied_set=dry.applied_set,
         unapplied=unapplied,
+        undecodable=undecodable_fragments(cd / JOURNAL_NAME, d.defects),
+    )
+
+
+def _journal_repair_plan(
+    target: ReplayTarget, scope: Scope, fingerprints: dict[str, str | None], d: CharacterDiagnosis
+) -> Plan:
+    """The ``repair_journal`` plan: what :func:`journal.repair.repair_journal` would move out of
+    the journal now, beside the sentinel and the tail as the diagnosis reads them (no dry run:
+    the repair replays nothing and touches no other file)."""
+    cd = target.char_dir
+    assert cd is not None
+    try:
+        repair = plan_repair(cd)
+    except RepairRefusedError as exc:
+        raise BadInputError(f"{exc} (in {cd}); nothing was written") from exc
+    events = d.events
+    decisions = d.tail.decisions if d.tail is not None else []
+    unapplied = [PlannedEvent.of_info(events[x.index]) for x in decisions if x.kind in UNAPPLIED_DECISIONS]
+    return Plan(
+        target=target,
+        scope=scope,
+        created_at=_now_iso(),
+        fingerprints=fingerprints,
+        sentinel_state=d.sentinel.state,
+        sentinel_id=d.sentinel.event_id,
+        sentinel_index=d.sentinel.index,
+        total_events=len(events),
+        journal_present=d.journal.present,
+        pending=len(unapplied),
+        events=[],
+        block=None,
+        diff=FolderDiff(),
+        predicted={},
+        dry_report=ReplayReport(target.character),
+        temp_files=leftover_temp_files(cd),
+        journal_last=events[-1].event_id if events else None,
+        unapplied=unapplied,
+        journal_repair=repair,
+        undecodable=list(repair.fragments),
     )
 
 
