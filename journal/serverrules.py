@@ -17,9 +17,10 @@ from typing import Any, Protocol
 
 from journal import fs
 from journal.codec import loads_exact
+from journal.reader import is_damaged_line
 from journal.sentinel import SentinelInfo, locate_sentinel
 from journal.shards import shard_entry_ids
-from journal.views import SentinelRead
+from journal.views import SentinelRead, undecodable_at
 
 #: Where the server's list of characters lives, relative to the memory root (§9.1).
 CHARACTERS_RELPATH = os.path.join("..", "config", "characters.json")
@@ -183,6 +184,58 @@ class EventPositions(Protocol):
     def offset(self, i: int) -> int: ...
 
 
+# -- §9.8.1-2: bytes its reconcile cannot decode ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Undecodable:
+    """Where the server's reconcile of a character raises on bytes that are not UTF-8.
+
+    Attributes:
+        file: ``events.ndjson`` or ``events_applied.json``.
+        offset: the first such byte's offset in the file.
+        line: its 1-based line (the journal's), or ``None``.
+    """
+
+    file: str
+    offset: int
+    line: int | None = None
+
+
+def journal_undecodable(path: str | os.PathLike[str], defects: Iterable[Any]) -> Undecodable | None:
+    """The first byte of the journal its reader cannot decode (§9.8.1), given our reader's located
+    defects; ``None`` when every byte decodes.
+
+    The server opens the journal as UTF-8 text and catches only ``JSONDecodeError`` per line, so
+    one such byte anywhere makes its whole read raise: its reconcile replays nothing for the
+    character. Our reader takes an event only from valid UTF-8, so such bytes can only be in a
+    damaged line (a line that is not UTF-8, a torn fragment, glued or last): those lines are read
+    again, in file order, from their offsets.
+
+    Raises:
+        OSError: the journal cannot be read again.
+    """
+    damaged = sorted((d for d in defects if is_damaged_line(d)), key=lambda d: d.offset)
+    if not damaged:
+        return None
+    with fs.open_regular(path) as fh:
+        for d in damaged:
+            fh.seek(d.offset)
+            bad = undecodable_at(fh.read(d.length))
+            if bad is not None:
+                return Undecodable("events.ndjson", d.offset + bad, d.line)
+    return None
+
+
+def sentinel_undecodable(sentinel: SentinelRead) -> Undecodable | None:
+    """Whether the server's read of ``events_applied.json`` raises on bytes that are not UTF-8
+    (§3.2, §9.8.2: it catches only ``JSONDecodeError``/``OSError``): then its reconcile replays
+    nothing for the character."""
+    if sentinel.undecodable is None:
+        return None
+    return Undecodable("events_applied.json", sentinel.undecodable)
+
+
 def server_reads_sentinel(sentinel: SentinelRead) -> bool:
     """Whether what the server's read of the sentinel finds can be known (§3.2).
 
@@ -258,6 +311,9 @@ def server_shard_state(char_dir: str | os.PathLike[str], path: str, entry_id: ob
     - ``holds``: the id is there, it writes nothing;
     - ``list``: it appends the entry;
     - ``corrupt``: not JSON, or not a list: it reports no change, keeps the view, and moves on;
+    - ``undecodable``: bytes that are not UTF-8: its read raises ``UnicodeDecodeError``, which its
+      archive step does not turn into "corrupt" (it catches only ``JSONDecodeError``/``OSError``),
+      so its handler raises and its replay stops there (§9.8.4);
     - ``fails``: the path cannot be opened or written at all (a NUL byte, a name too long, a folder):
       its handler raises and its replay stops there (not verified against the server's code);
     - ``unknown``: outside the character folder, or too big: not read, for safety.
@@ -275,6 +331,9 @@ def server_shard_state(char_dir: str | os.PathLike[str], path: str, entry_id: ob
         return "fails", getattr(exc, "strerror", None) or str(exc)
     if len(data) > _SHARD_READ_MAX:
         return "unknown", "too big to read"
+    bad = undecodable_at(data)
+    if bad is not None:
+        return "undecodable", f"not UTF-8 at byte {bad}"
     try:
         value = loads_exact(data)
     except ValueError:

@@ -68,6 +68,16 @@ def save_view(path: str | os.PathLike[str], obj: Any, *, durable: bool = True) -
 # -- sentinel -------------------------------------------------------------------------------
 
 
+def undecodable_at(data: bytes) -> int | None:
+    """The offset of the first byte of ``data`` that strict UTF-8 decoding rejects (a torn
+    multi-byte character, another encoding, an encoded lone surrogate), or ``None``."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class SentinelRead:
     """The sentinel file as read, before it is resolved against a journal.
@@ -79,12 +89,15 @@ class SentinelRead:
         event_id: the id when ``state == "ok"``, else ``None``.
         ts: the sentinel's ``ts`` when it is a string.
         message: what was wrong, for ``malformed``.
+        undecodable: the offset of the file's first byte that is not UTF-8, if any (then it is
+            ``malformed`` to us; the memory server's read raises, memory-format §3.2, §9.8.2).
     """
 
     state: str
     event_id: str | None = None
     ts: str | None = None
     message: str | None = None
+    undecodable: int | None = None
 
     @property
     def replay_from_start(self) -> bool:
@@ -113,6 +126,9 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
         if isinstance(exc, fs.NotRegularFileError):
             return SentinelRead("refused", message=f"is {exc.strerror}")
         return SentinelRead("malformed", message=f"cannot read: {exc.strerror or exc}")
+    bad = undecodable_at(data)
+    if bad is not None:
+        return SentinelRead("malformed", message=f"not UTF-8 at byte {bad}", undecodable=bad)
     try:
         obj = loads_exact(data)
     except ValueError as exc:

@@ -29,13 +29,16 @@ from journal.serverrules import (
     CharacterList,
     ServerReader,
     ServerRecord,
+    Undecodable,
     append_glues,
     ensure_persona,
     fresh_persona,
+    journal_undecodable,
     live_write_orphans,
     outside,
     reconciles,
     relpath_or_abs,
+    sentinel_undecodable,
     server_outcome,
     server_reader,
     server_reads_sentinel,
@@ -78,6 +81,17 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     s.sentinel, start, floor = server_sentinel(c.sentinel_read, c.diag.sentinel, c.events, reader)
     s.hidden_lines = reader.hidden_lines
     s.start_index = start if start < len(c.events) else None
+    s.raises = sentinel_undecodable(c.sentinel_read) or _journal_undecodable(c)
+    if s.raises is not None:
+        # Its reconcile raises before it applies anything (§9.8.1-2): every record after its
+        # sentinel stays unapplied, and its live writes orphan them.
+        records = _ServerRecords(c, reader, start, floor)
+        for _ in records:
+            pass
+        s.unapplied = records.count
+        if ensure.action in ("replace", "create"):
+            s.writes = [(PERSONA, False)]
+        return s
     store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
     written: set[str] = set()
     records = _ServerRecords(c, reader, start, floor)
@@ -169,6 +183,13 @@ class _ServerRecords:
             yield None, r, dup_events.get(r.offset)
 
 
+def _journal_undecodable(c: Character) -> Undecodable | None:
+    try:
+        return journal_undecodable(c.journal_path, c.defects)
+    except OSError:
+        return None  # the journal changed or vanished since it was read: the next diagnosis says
+
+
 def _index_of(c: Character, event_id: str) -> int:
     i = c.events.index_of(event_id)
     return -1 if i is None else i
@@ -189,20 +210,27 @@ def _server_apply(c: Character, s: ServerStart, store: ProjectionStore, written:
         if reason is None:
             return None, False
         outcome = server_outcome(reason[0])
-        target = archive_target(ev.type, payload) if outcome == "write" and isinstance(payload, dict) else None
+        target = archive_target(ev.type, payload) if outcome != "stop" and isinstance(payload, dict) else None
         if target is not None and isinstance(target.shard, str):
             path = server_shard_path(c.dir, target.archive, target.shard)
             found, detail = server_shard_state(c.dir, path, target.entry_id)
-            if found == "fails":
-                why = f"the server's write of {relpath_or_abs(c.dir, path)!r} fails: {detail}"
+            if found == "undecodable":
+                why = (
+                    f"UnicodeDecodeError: the shard {relpath_or_abs(c.dir, path)!r} is {detail}; the server's archive "
+                    "step does not take it for a corrupt shard, its handler raises and its replay stops here"
+                )
                 return ("handler_error", why), False
-            if found == "corrupt":
-                outcome = server_outcome("corrupt_shard")  # what the name leads to is no list: a corrupt shard
-            else:
-                if found != "holds":
-                    s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
-                    s.stray.append((relpath_or_abs(c.dir, path), shard_write_place(c.dir, target.archive, path)))
-                return run(ev, without_shard(payload)), False
+            if outcome == "write":
+                if found == "fails":
+                    why = f"the server's write of {relpath_or_abs(c.dir, path)!r} fails: {detail}"
+                    return ("handler_error", why), False
+                if found == "corrupt":
+                    outcome = server_outcome("corrupt_shard")  # what the name leads to is no list: a corrupt shard
+                else:
+                    if found != "holds":
+                        s.writes.append((relpath_or_abs(c.dir, path), outside(c.dir, path)))
+                        s.stray.append((relpath_or_abs(c.dir, path), shard_write_place(c.dir, target.archive, path)))
+                    return run(ev, without_shard(payload)), False
         if outcome == "pass":
             if index >= 0:
                 s.passed.append(index)
@@ -245,6 +273,7 @@ def check_server_start(c: Character, s: ServerStart) -> None:
         s.notes.append("not reconciled: the character is not in characters.json")
         return
     _persona_findings(c, s)
+    _undecodable_findings(c, s)
     _sentinel_findings(c, s)
     _replay_findings(c, s)
     _row_notes(c, s)
@@ -274,6 +303,43 @@ def _persona_findings(c: Character, s: ServerStart) -> None:
     )
 
 
+def _undecodable_findings(c: Character, s: ServerStart) -> None:
+    """§9.8.1-2: bytes that are not UTF-8 in the journal or the sentinel stop the server's
+    reconcile of the character for good."""
+    u = s.raises
+    if u is None:
+        return
+    left = s.unapplied
+    tail = (
+        f"; its live writes keep appending and moving the sentinel, so the {left} record"
+        f"{'s' if left != 1 else ''} after its sentinel {'are' if left != 1 else 'is'} orphaned write by write"
+        if left
+        else ""
+    )
+    if u.file == JOURNAL_NAME:
+        c.findings.add(
+            "server.journal_undecodable",
+            "error",
+            f"the memory server cannot read {JOURNAL_NAME}: the byte at offset {u.offset} (line {u.line}) is not "
+            "UTF-8 (a torn append that cut a multi-byte character, or an append glued onto one). Its reader opens "
+            "the journal as UTF-8 text, so its reconcile raises and it replays nothing for this character, at the "
+            f"next start and every later one{tail}. Repair the journal first, with the server stopped: "
+            f"memory-inspector replay PATH --character {c.diag.name} --repair-journal (it keeps every complete "
+            "record and moves the undecodable bytes into events.ndjson.damaged)",
+            file=JOURNAL_NAME,
+        )
+    else:
+        c.findings.add(
+            "server.sentinel_undecodable",
+            "error",
+            f"the memory server cannot read {SENTINEL_NAME}: the byte at offset {u.offset} is not UTF-8. Its read "
+            "catches only JSON and OS errors, so its reconcile raises and it replays nothing for this character, "
+            f"at the next start and every later one{tail}. Our guarded replay takes it as malformed (a full "
+            "replay); replacing the file is what a replay or a restore does",
+            file=SENTINEL_NAME,
+        )
+
+
 def _sentinel_findings(c: Character, s: ServerStart) -> None:
     ours = c.diag.sentinel
     if ours.state == "ok" and s.sentinel.state != "ok":
@@ -285,7 +351,7 @@ def _sentinel_findings(c: Character, s: ServerStart) -> None:
             event_id=ours.event_id,
             file=SENTINEL_NAME,
         )
-    if s.sentinel.state != "ok" and s.replays:
+    if s.sentinel.state != "ok" and s.replays and s.raises is None:
         changed = (
             f"; it changes {s.changes_total} entr{'ies' if s.changes_total != 1 else 'y'}" if s.changes_total else ""
         )

@@ -18,6 +18,7 @@ from journal.sentinel import SentinelInfo
 
 if TYPE_CHECKING:
     from journal.engine import TailDecisions
+    from journal.serverrules import Undecodable
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -62,6 +63,8 @@ FINDING_CODES = (
     "server.next_append_glued",
     "server.not_reconciled",
     "server.characters_file",
+    "server.journal_undecodable",
+    "server.sentinel_undecodable",
     "replay.held",
     "view.moved_on",
 )
@@ -256,6 +259,9 @@ class ServerStart:
         unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
         outbox: pending outbox operations it starts in the background (not awaited).
         notes: the server's side of each deliberate difference that applies to this folder.
+        raises: where its reconcile of the character raises on bytes that are not UTF-8 (the
+            journal or the sentinel, memory-format §9.8.1-2): it then replays nothing, at this
+            start and every later one (``None``: it does not).
     """
 
     reconciled: bool | None = None
@@ -277,6 +283,7 @@ class ServerStart:
     start_index: int | None = None
     hidden_lines: frozenset[int] = frozenset()
     ours_past_stop: int = 0
+    raises: Undecodable | None = None
 
     def applies(self, index: int, line: int) -> bool:
         """Whether its replay applies our event ``index`` (on journal ``line``): at or after where
@@ -297,9 +304,17 @@ class ServerStart:
                 "(not a regular file) may block or find anything"
             )
         parts = []
+        if self.raises is not None:
+            where = f" (line {self.raises.line})" if self.raises.line is not None else ""
+            parts.append(
+                f"replays nothing: its read of {self.raises.file} raises on a byte that is not UTF-8 at offset "
+                f"{self.raises.offset}{where}, at every start"
+            )
         if self.persona[0] == "replace":
             parts.append("replaces persona.json with a fresh persona")
-        if self.replays == 0:
+        if self.raises is not None:
+            pass
+        elif self.replays == 0:
             parts.append("replays nothing")
         else:
             full = self.sentinel.state != "ok"
@@ -340,6 +355,9 @@ class ServerStart:
             "outbox_pending": self.outbox,
             "notes": list(self.notes),
             "summary": self.summary(),
+            "reconcile_raises": None
+            if self.raises is None
+            else {"file": self.raises.file, "offset": self.raises.offset, "line": self.raises.line},
         }
 
 

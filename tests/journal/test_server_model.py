@@ -124,6 +124,7 @@ def start(sentinel: dict[str, Any], **kw: Any) -> dict[str, Any]:
         "outbox_pending": 0,
         "notes": [],
         "summary": NOTHING,
+        "reconcile_raises": None,
     }
     unknown = set(kw) - set(doc)
     assert not unknown, unknown

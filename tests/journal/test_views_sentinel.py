@@ -31,7 +31,7 @@ def test_a_missing_sentinel_reads_as_missing_and_means_replay_from_start(tmp_pat
     [
         (b"", "not valid JSON"),
         (b'{"last_applied_event_id": "abc"', "not valid JSON"),
-        (b"\xff\xfe", "not valid JSON"),
+        (b"\xff\xfe", "not UTF-8 at byte 0"),
         (b'["abc"]', "top level is a list"),
         (b'"abc"', "top level is a str"),
         (b"null", "top level is a NoneType"),
@@ -77,8 +77,20 @@ def test_a_non_string_ts_is_dropped_but_the_id_kept(tmp_path):
     assert read_sentinel(tmp_path) == SentinelRead("ok", event_id="abc")
 
 
-def test_a_sentinel_that_cannot_be_read_is_malformed_not_an_error(tmp_path):
+def test_a_folder_where_the_sentinel_should_be_is_refused_not_an_error(tmp_path):
     (tmp_path / SENTINEL_NAME).mkdir()
+    s = read_sentinel(tmp_path)
+    assert s.state == "refused" and s.event_id is None
+    assert s.message is not None and "folder" in s.message
+
+
+def test_a_sentinel_that_cannot_be_read_is_malformed_not_an_error(tmp_path, monkeypatch):
+    put_sentinel(tmp_path, b'{"last_applied_event_id": "abc"}')
+
+    def denied(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(fs, "open_regular", denied)
     s = read_sentinel(tmp_path)
     assert s.state == "malformed"
     assert s.message is not None and s.message.startswith("cannot read")

@@ -1,0 +1,98 @@
+"""The server model on bytes that are not UTF-8 (issue 24 item 1; memory-format §9.8.1, .2, .4).
+
+The memory server reads the journal, the sentinel and shards as UTF-8 text and catches only JSON
+and OS errors: a journal or sentinel that is not UTF-8 makes its reconcile raise, so it replays
+nothing for that character, at every start; a shard that is not UTF-8 stops its replay there
+(unlike invalid JSON, which it passes as a full shard). Each folder is built with the shared
+fixture builders, then damaged the way a crash or a hand edit damages it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from journal.diagnosis import diagnose_character
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fixtures import corrupt_shard, healthy, pending_tail
+from journal.shards import REFLECTION_ARCHIVE
+
+CAT = "猫".encode()  # three bytes: a torn append can cut it
+
+
+def _codes(d):
+    return {f.code: f for f in d.findings}
+
+
+def _tear_utf8(cd: Path, *, glue: bool) -> int:
+    """Append a record torn inside a multi-byte character (and glue the next append onto it);
+    returns the offset of the first byte that is not UTF-8."""
+    path = cd / JOURNAL_NAME
+    data = path.read_bytes()
+    last = data.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    torn = last.replace(b'"payload": {', b'"payload": {"note": "' + CAT * 3 + b'", ', 1)
+    cut = torn.index(CAT) + 1
+    fragment = torn[:cut]
+    glued = last.replace(b'"event_id": "', b'"event_id": "f', 1) + b"\n" if glue else b""
+    path.write_bytes(data + fragment + glued)
+    return len(data) + cut - 1
+
+
+def test_a_journal_torn_inside_a_multibyte_character_stops_the_server_for_good(tmp_path: Path) -> None:
+    cd = pending_tail(tmp_path).path
+    bad = _tear_utf8(cd, glue=False)
+    d = diagnose_character(cd)
+    s = d.server_start
+    assert s is not None and s.raises is not None
+    assert (s.raises.file, s.raises.offset) == (JOURNAL_NAME, bad)
+    assert s.applied == 0 and s.stop is None and not s.changes
+    assert s.unapplied == d.counts()["pending"]  # everything after its sentinel stays unapplied
+    f = _codes(d)["server.journal_undecodable"]
+    assert f.severity == "error" and f"offset {bad}" in f.message and "--repair-journal" in f.message
+    assert f"line {s.raises.line}" in f.message and "every later one" in f.message
+    assert "server.full_replay" not in _codes(d) and "server.replay_stops" not in _codes(d)
+    assert "replays nothing" in s.summary()
+    assert s.to_json()["reconcile_raises"] == {"file": JOURNAL_NAME, "offset": bad, "line": s.raises.line}
+
+
+def test_an_append_glued_onto_a_torn_multibyte_character_stops_it_too(tmp_path: Path) -> None:
+    cd = pending_tail(tmp_path).path
+    bad = _tear_utf8(cd, glue=True)
+    d = diagnose_character(cd)
+    assert "line.glued" in _codes(d)  # our reader recovers the glued event
+    s = d.server_start
+    assert s is not None and s.raises is not None and s.raises.offset == bad and s.applied == 0
+
+
+def test_a_journal_that_decodes_is_read_as_before(tmp_path: Path) -> None:
+    cd = pending_tail(tmp_path).path
+    s = diagnose_character(cd).server_start
+    assert s is not None and s.raises is None and s.applied > 0
+
+
+def test_a_sentinel_that_is_not_utf8_stops_the_server_while_ours_replays_in_full(tmp_path: Path) -> None:
+    cd = healthy(tmp_path).path
+    data = b'{"last_applied_event_id": "\xff\xfe", "ts": "x"}'
+    (cd / SENTINEL_NAME).write_bytes(data)
+    bad = data.index(b"\xff")
+    d = diagnose_character(cd)
+    assert d.sentinel.state == "malformed"  # ours: replay from the first event
+    s = d.server_start
+    assert s is not None and s.raises is not None and (s.raises.file, s.raises.offset) == (SENTINEL_NAME, bad)
+    assert s.applied == 0 and s.unapplied == len(d.events)
+    f = _codes(d)["server.sentinel_undecodable"]
+    assert f.severity == "error" and f"offset {bad}" in f.message
+
+
+def test_a_shard_that_is_not_utf8_stops_the_servers_replay_where_invalid_json_is_passed(tmp_path: Path) -> None:
+    b = corrupt_shard(tmp_path)
+    shard = b.path / REFLECTION_ARCHIVE / b.notes["shard"]
+    passed = diagnose_character(b.path).server_start
+    assert passed is not None and passed.stop is None and passed.passed  # invalid JSON: passed as full
+
+    shard.write_bytes(b'[{"id": "ref_x", "text": "' + CAT[:2] + b'"}]')
+    d = diagnose_character(b.path)
+    s = d.server_start
+    assert s is not None and s.stop is not None and not s.passed
+    assert s.stop.event_id == b.ids["pending_archive"] and s.stop.reason == "handler_error"
+    assert "UnicodeDecodeError" in s.stop.message and "not UTF-8" in s.stop.message
+    assert "server.shard_passed" not in _codes(d) and "server.replay_stops" in _codes(d)
