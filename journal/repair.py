@@ -54,9 +54,8 @@ import base64
 import codecs
 import hashlib
 import json
-import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -69,8 +68,6 @@ from journal.events import JOURNAL_NAME, Clock
 from journal.log import character_lock
 from journal.reader import Defect, JournalScanner, is_damaged_line
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
-
-log = logging.getLogger(__name__)
 
 DAMAGED_NAME = "events.ndjson.damaged"
 DAMAGED_SCHEMA = 1
@@ -573,13 +570,14 @@ def _moved_at() -> str:
 
 
 def _sweep(char_dir: Path) -> list[str]:
-    """Best effort, as the reconciler's sweep: a leftover temp file is harmless to the journal."""
+    """Remove leftover temp files (the folder and its archive folders, as the reconciler sweeps).
+
+    Unlike the reconciler's, this sweep is not best effort: it runs before anything is written, so
+    a failure stops the repair with nothing written, and the next run sweeps again.
+    """
     removed: list[str] = []
     for sub in ("", REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
-        try:
-            removed += [f"{sub}/{n}" if sub else n for n in fs.sweep_temp_files(char_dir / sub)]
-        except OSError as exc:
-            log.warning("%s: could not remove leftover temp files: %s", char_dir / sub, exc)
+        removed += [f"{sub}/{n}" if sub else n for n in fs.sweep_temp_files(char_dir / sub)]
     return removed
 
 
@@ -610,13 +608,13 @@ def repair_journal(
     *,
     expect_sha256: str | None = None,
     clock: Clock | None = None,
-    before_write: Callable[[JournalRepair], None] | None = None,
 ) -> RepairResult:
     """Move every fragment out of the journal into ``events.ndjson.damaged`` (see the module
     docstring), holding the character's lock.
 
     In order: read the journal and ``.damaged`` and plan (:func:`plan_repair`); refuse if the
-    journal is not the one expected; sweep leftover temp files; append the fragments not recorded
+    journal is not the one expected; sweep leftover temp files (a failure stops the repair there,
+    nothing else written); append the fragments not recorded
     yet to ``.damaged`` durably; replace the journal with the repaired bytes (temp file, fsync,
     ``os.replace``, folder fsync). A journal without fragments is not written (temp files are
     still swept). Never touches the sentinel, the applied set, the views or any other file.
@@ -625,13 +623,12 @@ def repair_journal(
         expect_sha256: the SHA-256 of the journal the repair was planned on; another journal is
             refused (:class:`JournalChangedError`), nothing written.
         clock: gives ``moved_at`` (default: now, local time with its offset).
-        before_write: test seam, called with the plan after the checks, before anything is written.
 
     Raises:
         JournalChangedError: the journal is not the expected one.
         RepairRefusedError: as :func:`plan_repair`.
         JournalRepairError: the repaired bytes would not be UTF-8 or would not keep every record.
-        OSError: a write or fsync failed: the journal is then exactly the old one or exactly the
+        OSError: the sweep, a write or an fsync failed: the journal is then exactly the old one or exactly the
             repaired one, and when it is the repaired one every fragment is in ``.damaged``.
     """
     cd = Path(char_dir)
@@ -645,8 +642,6 @@ def repair_journal(
         if not repair.has_work:
             return RepairResult(repair, temp_files_removed=tuple(_sweep(cd)))
         _check(data, new)
-        if before_write is not None:
-            before_write(repair)
         swept = _sweep(cd)
         moved_at = (clock or _moved_at)()
         todo = repair.to_record
