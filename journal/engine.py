@@ -164,6 +164,12 @@ class TailPass:
         self._stopper: int | None = None
         self._per_entry = per_entry
 
+    @classmethod
+    def for_server(cls, sentinel_event_id: str | None) -> TailPass:
+        """A pass with the memory server's rules: no applied set, no park, and a stop of
+        everything at its first failure (memory-format §4.1 step 4)."""
+        return cls(sentinel_event_id, (), SentinelRun(sentinel_event_id), None, per_entry=False)
+
     # -- before the handler -------------------------------------------------------------------
 
     def admit(self, ev: Event) -> Admission:

@@ -228,6 +228,9 @@ class JournalScanner:
         offset: bytes consumed so far (complete lines only).
         line: number of complete lines consumed so far.
         lines_total: lines classified so far, blank ones included.
+        bom_lines: lines whose event follows a UTF-8 BOM. Ours reads past it; the memory server's
+            reader does not (its ``json.loads`` rejects the line, memory-format §9.8.5), so it
+            never sees that event (:func:`journal.serverrules.server_reader`).
     """
 
     def __init__(
@@ -244,6 +247,7 @@ class JournalScanner:
         self.summaries = summaries
         self._decoder: msgspec.json.Decoder[Any] = _SUMMARY_DECODER if summaries else _EVENT_DECODER
         self._rest = b""
+        self.bom_lines: list[int] = []
 
     @property
     def pending_bytes(self) -> int:
@@ -424,7 +428,10 @@ class JournalScanner:
             return  # blank line: counted, not a defect
         obj, stop = _loads(body)
         if obj is not _BAD:
+            before = len(events)
             self._accept(obj, body, line_no, offset, offset + skip, length, events, defects)
+            if skip and len(events) > before:
+                self.bom_lines.append(line_no)
             return
         recovered = _salvage_glued(body, stop)
         if recovered is not None:

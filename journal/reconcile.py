@@ -162,7 +162,7 @@ class _JournalFollower:
             self.events, self._index = [], {}
             self._hidden = set()
         self._add(update.events)
-        self._hidden |= server_reader(update.defects).hidden_lines
+        self._hidden |= server_reader(update.defects, self._tail.bom_lines).hidden_lines
         self._committed = len(self.events)
         provisional, defects = self._tail.provisional()
         self._add(provisional)

@@ -155,16 +155,16 @@ class ServerReader:
     duplicates: tuple[ServerRecord, ...] = ()
 
 
-def server_reader(defects: Iterable[Any]) -> ServerReader:
-    """The server's reader, as the difference from ours, given our reader's located defects (§4.1
-    step 2, §9.3).
+def server_reader(defects: Iterable[Any], bom_lines: Iterable[int] = ()) -> ServerReader:
+    """The server's reader, as the difference from ours, given our reader's located defects and
+    the lines whose event follows a UTF-8 BOM (§4.1 step 2, §9.3, §9.8.5).
 
     The server parses each stripped line as a whole and skips what does not parse, so an event
-    our reader recovers from a glued line is invisible to it. A later copy of an event id is a
-    record like any other to it: it replays it again. Lines neither reader can parse are skipped
-    by both.
+    our reader recovers from a glued line is invisible to it, and so is one after a BOM
+    (``json.loads`` rejects it; ``str.strip`` keeps it). A later copy of an event id is a record
+    like any other to it: it replays it again. Lines neither reader can parse are skipped by both.
     """
-    hidden: set[int] = set()
+    hidden: set[int] = set(bom_lines)
     extra: list[ServerRecord] = []
     for d in defects:
         if d.kind == "glued" and d.recovered_event_id is not None:

@@ -64,6 +64,11 @@ class JournalTail:
         return self._scanner.line
 
     @property
+    def bom_lines(self) -> list[int]:
+        """Lines read so far whose event follows a UTF-8 BOM (:attr:`JournalScanner.bom_lines`)."""
+        return self._scanner.bom_lines
+
+    @property
     def size(self) -> int:
         """Bytes read so far, an unterminated last line included."""
         return self._read_pos

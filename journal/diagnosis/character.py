@@ -142,6 +142,6 @@ def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:
         )
         return
     c.journal_ok = True
-    c.events, c.defects = scan.events, scan.defects
+    c.events, c.defects, c.bom_lines = scan.events, scan.defects, scan.bom_lines
     c.diag.events, c.diag.defects = scan.events, scan.defects
     c.diag.journal.lines, c.diag.journal.events, c.diag.journal.bytes = scan.lines, len(scan.events), scan.size

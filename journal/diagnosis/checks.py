@@ -66,6 +66,7 @@ class Character:
         tail: what :func:`journal.diagnosis.pending.decide_pending` found (its ``TailResult``).
         parked: ``events_parked.ndjson`` as read (events a person decided to go past).
         applied: the ids the valid applied set names (applied past the sentinel by our replay).
+        bom_lines: lines whose event follows a UTF-8 BOM (the memory server's reader skips them).
     """
 
     diag: CharacterDiagnosis
@@ -86,6 +87,7 @@ class Character:
     tail: Any = None
     parked: ParkedRead = field(default_factory=ParkedRead)
     applied: frozenset[str] = frozenset()
+    bom_lines: list[int] = field(default_factory=list)
 
     @property
     def journal_path(self) -> Path:

@@ -68,7 +68,7 @@ def decide_pending(c: Character) -> None:
     assert folder is not None
     if not c.journal_ok or c.diag.sentinel.state == "refused":
         return  # a sentinel that is not a regular file: our replay refuses to run (check_pending)
-    hidden = server_reader(c.defects).hidden_lines
+    hidden = server_reader(c.defects, c.bom_lines).hidden_lines
 
     def visible(i: int) -> bool:
         return events.line(i) not in hidden

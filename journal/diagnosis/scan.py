@@ -24,12 +24,14 @@ class JournalScan:
         defects: every located defect, in file order.
         lines: physical lines, blank ones included.
         size: bytes read.
+        bom_lines: lines whose event follows a UTF-8 BOM (the memory server cannot see them).
     """
 
     events: EventList = field(default_factory=EventList)
     defects: list[Defect] = field(default_factory=list)
     lines: int = 0
     size: int = 0
+    bom_lines: list[int] = field(default_factory=list)
 
 
 def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | None = None) -> JournalScan:
@@ -48,4 +50,4 @@ def scan_journal(path: str | os.PathLike[str], report: Callable[[int], None] | N
             defects += found
             if report is not None and scanner.offset < size:  # the caller reports the end itself
                 report(scanner.offset)
-    return JournalScan(kept, defects, scanner.line, scanner.offset)
+    return JournalScan(kept, defects, scanner.line, scanner.offset, scanner.bom_lines)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from journal.appliedset import SentinelRun
 from journal.codec import same_json
 from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
@@ -77,7 +76,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
             "the start, a link is followed wherever it leads)"
         )
         return s
-    reader = server_reader(c.defects)
+    reader = server_reader(c.defects, c.bom_lines)
     s.sentinel, start, floor = server_sentinel(c.sentinel_read, c.diag.sentinel, c.events, reader)
     s.hidden_lines = reader.hidden_lines
     s.start_index = start if start < len(c.events) else None
@@ -100,7 +99,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     decided = decide_tail(
         records,
         apply=_server_apply(c, s, store, written),
-        tail_pass=TailPass(s.sentinel.event_id, (), SentinelRun(s.sentinel.event_id), None, per_entry=False),
+        tail_pass=TailPass.for_server(s.sentinel.event_id),
         index=lambda eid: _index_of(c, eid),
     )
     for k, d in enumerate(decided.decisions):
@@ -343,11 +342,13 @@ def _undecodable_findings(c: Character, s: ServerStart) -> None:
 def _sentinel_findings(c: Character, s: ServerStart) -> None:
     ours = c.diag.sentinel
     if ours.state == "ok" and s.sentinel.state != "ok":
+        bom = ours.index is not None and c.events.line(ours.index) in c.bom_lines
+        why = "its line starts with a UTF-8 BOM" if bom else "it is glued onto a torn fragment"
         c.findings.add(
             "server.sentinel_unseen",
             "error",
-            f"the sentinel names event {ours.event_id}, which the memory server's reader cannot see (it is glued onto "
-            f"a torn fragment): its next start replays the whole journal ({s.replays} events)",
+            f"the sentinel names event {ours.event_id}, which the memory server's reader cannot see ({why}): its "
+            f"next start replays the whole journal ({s.replays} events)",
             event_id=ours.event_id,
             file=SENTINEL_NAME,
         )
@@ -438,6 +439,17 @@ def _replay_findings(c: Character, s: ServerStart) -> None:
             "warning",
             f"the memory server replays each repeated event id again (line{'s' if len(dups) != 1 else ''} {lines}) "
             "whenever its replay reaches it; our reader skips later copies",
+            file=JOURNAL_NAME,
+        )
+    if c.bom_lines:
+        lines = ", ".join(str(n) for n in c.bom_lines[:5]) + (" …" if len(c.bom_lines) > 5 else "")
+        add(
+            "server.reader_differs",
+            "warning",
+            f"the memory server's reader skips line{'s' if len(c.bom_lines) != 1 else ''} {lines}: "
+            f"{'each starts' if len(c.bom_lines) != 1 else 'it starts'} with a UTF-8 BOM (a file saved by a "
+            "Windows editor), which its JSON parser rejects, so its replay never applies the event there; our "
+            "reader reads past the BOM (memory-format §9.8.5)",
             file=JOURNAL_NAME,
         )
     torn = any(d.kind == "torn_tail" for d in c.defects)

@@ -65,6 +65,7 @@ FINDING_CODES = (
     "server.characters_file",
     "server.journal_undecodable",
     "server.sentinel_undecodable",
+    "server.reader_differs",
     "replay.held",
     "view.moved_on",
 )

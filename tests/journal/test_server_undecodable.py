@@ -15,6 +15,7 @@ from journal.diagnosis import diagnose_character
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import corrupt_shard, healthy, pending_tail
 from journal.shards import REFLECTION_ARCHIVE
+from journal.views import write_sentinel
 
 CAT = "猫".encode()  # three bytes: a torn append can cut it
 
@@ -96,3 +97,35 @@ def test_a_shard_that_is_not_utf8_stops_the_servers_replay_where_invalid_json_is
     assert s.stop.event_id == b.ids["pending_archive"] and s.stop.reason == "handler_error"
     assert "UnicodeDecodeError" in s.stop.message and "not UTF-8" in s.stop.message
     assert "server.shard_passed" not in _codes(d) and "server.replay_stops" in _codes(d)
+
+
+# -- item 2: a BOM before the first record (memory-format §9.8.5) ----------------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_bom_before_the_first_record_hides_that_event_from_the_server(tmp_path: Path) -> None:
+    b = pending_tail(tmp_path)
+    journal = b.path / JOURNAL_NAME
+    journal.write_bytes(BOM + journal.read_bytes())
+    d = diagnose_character(b.path)
+    assert d.events[0].event_id == b.events[0]  # ours reads past the BOM
+    s = d.server_start
+    assert s is not None and 1 in s.hidden_lines and not s.applies(0, 1)
+    f = _codes(d)["server.reader_differs"]
+    assert f.severity == "warning" and "line 1" in f.message and "BOM" in f.message
+
+
+def test_a_sentinel_naming_the_first_event_after_a_bom_makes_the_server_replay_everything(tmp_path: Path) -> None:
+    b = healthy(tmp_path)
+    journal = b.path / JOURNAL_NAME
+    journal.write_bytes(BOM + journal.read_bytes())
+    write_sentinel(b.path, b.events[0])
+    d = diagnose_character(b.path)
+    assert d.sentinel.state == "ok" and d.sentinel.index == 0  # ours finds it
+    s = d.server_start
+    assert s is not None and s.sentinel.state == "unknown_id"  # the server does not
+    unseen = _codes(d)["server.sentinel_unseen"]
+    assert "BOM" in unseen.message and "whole journal" in unseen.message
+    # Our guarded replay moves the sentinel onto the last event, one the server can see.
+    assert d.tail is not None and d.tail.sentinel_after == b.events[-1] and d.tail.moves_sentinel
