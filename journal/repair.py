@@ -53,9 +53,11 @@ from __future__ import annotations
 import base64
 import codecs
 import hashlib
+import io
+import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -80,6 +82,9 @@ _UNDECODABLE_KINDS = frozenset({"invalid_utf8", "torn_tail", "glued"})
 
 #: UTF-8 is checked in pieces of about this size, cut at newlines (as the reader does).
 _PIECE = 1 << 20
+
+#: The reader classifies the journal in chunks of about this size.
+_CHUNK = 8 << 20
 
 
 class JournalRepairError(JournalError):
@@ -250,16 +255,19 @@ class _Analysis:
     decodable_damage: int
 
 
+def _scan(data: bytes) -> Iterator[tuple[list[Any], list[Defect]]]:
+    """The reader's classification of ``data``, chunk by chunk (memory stays bounded)."""
+    return JournalScanner(summaries=True).read_file(io.BytesIO(data), _CHUNK)
+
+
 def _analyse(data: bytes) -> _Analysis:
     """Read ``data`` as the reader does, then take each line that is not UTF-8 as a fragment."""
-    events: list[Any] = []
-    defects: list[Defect] = []
-    scanner = JournalScanner(summaries=True)
-    scanner.feed(data, events, defects)
-    scanner.finish(events, defects)
+    records = 0
     by_line: dict[int, list[Defect]] = {}
-    for d in defects:
-        by_line.setdefault(d.line, []).append(d)
+    for events, defects in _scan(data):
+        records += len(events)
+        for d in defects:
+            by_line.setdefault(d.line, []).append(d)
     fragments: list[Fragment] = []
     decodable = 0
     for line, found in by_line.items():
@@ -278,7 +286,7 @@ def _analyse(data: bytes) -> _Analysis:
         elif any(is_damaged_line(d) for d in found):
             decodable += 1
     fragments.sort(key=lambda f: f.offset)
-    return _Analysis(tuple(fragments), len(events), decodable)
+    return _Analysis(tuple(fragments), records, decodable)
 
 
 def rewrite(data: bytes, fragments: Iterable[Fragment]) -> bytes:
@@ -581,17 +589,13 @@ def _sweep(char_dir: Path) -> list[str]:
     return removed
 
 
-def _records_of(data: bytes) -> list[tuple[str, bytes]]:
+def _records_of(data: bytes) -> Iterator[tuple[str, memoryview]]:
     """``(event_id, record bytes to the end of its line)`` of every event, in file order."""
-    events: list[Any] = []
-    scanner = JournalScanner(summaries=True)
-    scanner.feed(data, events, [])
-    scanner.finish(events, [])
-    out: list[tuple[str, bytes]] = []
-    for ev in events:
-        end = data.find(b"\n", ev.offset)
-        out.append((ev.event_id, data[ev.offset : len(data) if end < 0 else end]))
-    return out
+    view = memoryview(data)
+    for events, _defects in _scan(data):
+        for ev in events:
+            end = data.find(b"\n", ev.offset)
+            yield ev.event_id, view[ev.offset : len(data) if end < 0 else end]
 
 
 def _check(old: bytes, new: bytes) -> None:
@@ -599,8 +603,10 @@ def _check(old: bytes, new: bytes) -> None:
     is written: a rule of the reader and of this module disagree)."""
     if not is_valid_utf8(new):
         raise JournalRepairError("the repaired journal would still not be UTF-8; nothing was written")
-    if _records_of(old) != _records_of(new):
-        raise JournalRepairError("the repaired journal would not keep every record as it is; nothing was written")
+    missing = object()
+    for a, b in itertools.zip_longest(_records_of(old), _records_of(new), fillvalue=missing):
+        if a is missing or b is missing or a != b:
+            raise JournalRepairError("the repaired journal would not keep every record as it is; nothing was written")
 
 
 def repair_journal(
