@@ -115,6 +115,10 @@ class Defect:
         message: what is wrong, in words.
         event_id: for ``duplicate_event_id`` / ``unknown_type``: the record's id.
         recovered_event_id: for ``glued``: the id of the intact event recovered from the line.
+        server_reads: for ``missing_event_id``: the line is an object with an ``event_id`` key
+            (null, or an id that is not valid Unicode), which the memory server's reader takes as
+            a record although ours does not (memory-format §4.1 step 2:
+            :func:`journal.serverrules.server_reader`).
     """
 
     kind: str
@@ -124,6 +128,7 @@ class Defect:
     message: str
     event_id: str | None = None
     recovered_event_id: str | None = None
+    server_reads: bool = False
 
 
 def _loads(raw: bytes) -> tuple[Any, int]:
@@ -509,13 +514,25 @@ class JournalScanner:
             )
             return
         eid = obj.get("event_id")
+        # The server's reader keeps any object with the key, from a line it parses whole (no BOM,
+        # no torn fragment before it: then the record starts where the line does).
+        server_reads = "event_id" in obj and record_offset == offset
         if not isinstance(eid, str) or not eid:
             defects.append(
-                Defect("missing_event_id", line_no, offset, length, "object without a string event_id")
+                Defect(
+                    "missing_event_id",
+                    line_no,
+                    offset,
+                    length,
+                    "object without a string event_id",
+                    server_reads=server_reads,
+                )
             )
             return
         if not is_unicode(eid):
-            defects.append(Defect("missing_event_id", line_no, offset, length, _NOT_UNICODE_ID))
+            defects.append(
+                Defect("missing_event_id", line_no, offset, length, _NOT_UNICODE_ID, server_reads=server_reads)
+            )
             return
         if eid in self.seen_ids:
             defects.append(

@@ -9,14 +9,18 @@ actors and has its one home in this library. Nothing here writes anything.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
+
+import msgspec
 
 from journal import fs
 from journal.codec import loads_exact
+from journal.events import Event, is_unicode
 from journal.reader import is_damaged_line
 from journal.sentinel import SentinelInfo, locate_sentinel
 from journal.shards import shard_entry_ids
@@ -129,17 +133,21 @@ def fresh_persona() -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ServerRecord:
-    """A record the server's reader yields that ours does not replay: a later copy of an event id.
+    """A record the server's reader yields that ours does not replay: a later copy of an event id
+    (``duplicate``), or a line ours does not take as an event at all (``only_server``: an object
+    whose ``event_id`` is null, or not valid Unicode).
 
     Attributes:
-        event_id: its id.
+        event_id: its id (``None`` for an ``only_server`` record: read it again for its id).
         offset: the byte offset of its line (for reading its payload again).
         line: the 1-based line.
+        kind: ``duplicate`` or ``only_server``.
     """
 
-    event_id: str
+    event_id: str | None
     offset: int
     line: int
+    kind: str = "duplicate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +170,9 @@ def server_reader(defects: Iterable[Any], bom_lines: Iterable[int] = ()) -> Serv
     The server parses each stripped line as a whole and skips what does not parse, so an event
     our reader recovers from a glued line is invisible to it, and so is one after a BOM
     (``json.loads`` rejects it; ``str.strip`` keeps it). A later copy of an event id is a record
-    like any other to it: it replays it again. Lines neither reader can parse are skipped by both.
+    like any other to it: it replays it again; so is an object whose ``event_id`` is null or not
+    valid Unicode (it checks only that the key is there, ``memory/event_log.py:300``), which ours
+    does not take as an event. Lines neither reader can parse are skipped by both.
     """
     hidden: set[int] = set(bom_lines)
     extra: list[ServerRecord] = []
@@ -171,6 +181,8 @@ def server_reader(defects: Iterable[Any], bom_lines: Iterable[int] = ()) -> Serv
             hidden.add(d.line)
         elif d.kind == "duplicate_event_id" and d.event_id is not None:
             extra.append(ServerRecord(d.event_id, d.offset, d.line))
+        elif d.kind == "missing_event_id" and getattr(d, "server_reads", False):
+            extra.append(ServerRecord(None, d.offset, d.line, "only_server"))
     extra.sort(key=lambda r: r.offset)
     return ServerReader(frozenset(hidden), tuple(extra))
 
@@ -234,6 +246,49 @@ def sentinel_undecodable(sentinel: SentinelRead) -> Undecodable | None:
     if sentinel.undecodable is None:
         return None
     return Undecodable("events_applied.json", sentinel.undecodable)
+
+
+def server_records_at(path: str | os.PathLike[str], records: Iterable[ServerRecord]) -> dict[int, Event]:
+    """The ``only_server`` records, read again from their lines as the server's reader parses them
+    (§4.1 step 2: the stripped line as JSON, an object with an ``event_id`` key; ``payload or {}``),
+    by offset; a line that no longer parses so is left out.
+
+    Raises:
+        OSError: the journal cannot be read again.
+    """
+    out: dict[int, Event] = {}
+    with fs.open_regular(path) as fh:
+        for r in records:
+            fh.seek(r.offset)
+            raw = fh.readline().strip()
+            try:
+                obj = loads_exact(raw)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict) or "event_id" not in obj:
+                continue
+            eid, etype, ts = obj.get("event_id"), obj.get("type"), obj.get("ts")
+            payload = obj.get("payload") or {}
+            try:
+                body = msgspec.Raw(json.dumps(payload).encode("ascii"))  # lone surrogates stay escaped
+            except (TypeError, ValueError, RecursionError):
+                continue
+            out[r.offset] = Event(
+                eid if isinstance(eid, str) else "",
+                cast(Any, etype if isinstance(etype, str) else ""),
+                ts if isinstance(ts, str) else "",
+                body,
+                r.line,
+                r.offset,
+            )
+    return out
+
+
+def server_sentinel_writable(event_id: str) -> bool:
+    """Whether the server can write a sentinel naming ``event_id`` after applying its record: it
+    encodes the file as UTF-8, so an id holding a lone surrogate fails the write
+    (``SentinelAdvanceError``) after the handler ran, and its replay stops there (§4.1 step 5)."""
+    return is_unicode(event_id)
 
 
 def server_reads_sentinel(sentinel: SentinelRead) -> bool:

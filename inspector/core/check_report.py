@@ -243,7 +243,7 @@ def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]
     st = s.sentinel
     where = f" at event #{st.index}" if st.index is not None else ""
     if journal:
-        yield f"    its sentinel    {st.state}{where}" + ("" if st.state == "ok" else ": it replays the whole journal")
+        yield f"    its sentinel    {st.state}{where}" + _server_sentinel_words(st.state)
     if s.stop is not None:
         at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
         yield (
@@ -308,3 +308,12 @@ def _write(out: TextIO, text: str) -> None:
         out.write(text)
     except UnicodeEncodeError:
         out.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+
+
+def _server_sentinel_words(state: str) -> str:
+    """What the server does from its sentinel's state (``unknown``: its read cannot be predicted)."""
+    if state == "ok":
+        return ""
+    if state == "unknown":
+        return ": its read of the file cannot be predicted"
+    return ": it replays the whole journal"

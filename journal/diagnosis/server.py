@@ -41,7 +41,9 @@ from journal.serverrules import (
     server_outcome,
     server_reader,
     server_reads_sentinel,
+    server_records_at,
     server_sentinel,
+    server_sentinel_writable,
     server_shard_path,
     server_shard_state,
     shard_write_place,
@@ -157,7 +159,10 @@ class _ServerRecords:
         events = c.events
         n = len(events)
         dups = [r for r in reader.duplicates if r.offset >= self._floor]
-        dup_events = events_at(c.journal_path, (r.offset for r in dups)) if dups else {}
+        dup_events = events_at(c.journal_path, (r.offset for r in dups if r.kind == "duplicate")) if dups else {}
+        only = [r for r in dups if r.kind == "only_server"]
+        if only:
+            dup_events.update(server_records_at(c.journal_path, only))
         k = 0
         if start < n:
             i = start
@@ -206,6 +211,12 @@ def _server_apply(c: Character, s: ServerStart, store: ProjectionStore, written:
 
     def apply(index: int, ev: Event, payload: Any) -> tuple[tuple[str, str] | None, bool]:
         reason = run(ev, payload)
+        if reason is None and not server_sentinel_writable(ev.event_id):
+            return (
+                "sentinel_write",
+                "the handler ran, but the sentinel write fails: the event id holds a lone surrogate, which the "
+                "server cannot encode as UTF-8 (SentinelAdvanceError); every later start stops here again",
+            ), False
         if reason is None:
             return None, False
         outcome = server_outcome(reason[0])
@@ -439,6 +450,19 @@ def _replay_findings(c: Character, s: ServerStart) -> None:
             "warning",
             f"the memory server replays each repeated event id again (line{'s' if len(dups) != 1 else ''} {lines}) "
             "whenever its replay reaches it; our reader skips later copies",
+            file=JOURNAL_NAME,
+        )
+    only = [d for d in c.defects if d.kind == "missing_event_id" and d.server_reads]
+    if only:
+        lines = ", ".join(str(d.line) for d in only[:5]) + (" …" if len(only) > 5 else "")
+        add(
+            "server.reader_differs",
+            "warning",
+            f"the memory server's reader takes line{'s' if len(only) != 1 else ''} {lines} as "
+            f"{'records' if len(only) != 1 else 'a record'} (an object with an event_id key that is null or not "
+            "valid Unicode; it checks only that the key is there), which our reader does not: its replay runs "
+            f"{'them' if len(only) != 1 else 'it'}; a null id leaves its sentinel null, so every later start replays "
+            "the whole journal, and an id with a lone surrogate fails its sentinel write, so every start stops there",
             file=JOURNAL_NAME,
         )
     if c.bom_lines:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from journal.diagnosis import diagnose_character
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
-from journal.fixtures import corrupt_shard, healthy, pending_tail
+from journal.fixtures import REFLECTION_IDS, corrupt_shard, healthy, pending_tail
 from journal.shards import REFLECTION_ARCHIVE
 from journal.views import write_sentinel
 
@@ -129,3 +129,55 @@ def test_a_sentinel_naming_the_first_event_after_a_bom_makes_the_server_replay_e
     assert "BOM" in unseen.message and "whole journal" in unseen.message
     # Our guarded replay moves the sentinel onto the last event, one the server can see.
     assert d.tail is not None and d.tail.sentinel_after == b.events[-1] and d.tail.moves_sentinel
+
+
+# -- item 8: records only the server's reader takes (memory-format §4.1 step 2) ---------------------------
+
+
+def _append_raw(cd: Path, line: bytes) -> None:
+    with open(cd / JOURNAL_NAME, "ab") as fh:
+        fh.write(line + b"\n")
+
+
+def _evidence_line(event_id: bytes, rid: str, reinforcement: float) -> bytes:
+    return (
+        b'{"event_id": ' + event_id + b', "type": "reflection.evidence_updated", "ts": "2026-05-02T09:00:00", '
+        b'"payload": {"reflection_id": "' + rid.encode() + b'", "reinforcement": ' + str(reinforcement).encode() + b"}}"
+    )
+
+
+def test_a_null_event_id_is_a_record_for_the_server_and_a_damaged_line_for_us(tmp_path: Path) -> None:
+    b = healthy(tmp_path)
+    rid = REFLECTION_IDS[0]
+    _append_raw(b.path, _evidence_line(b"null", rid, 9.5))
+    d = diagnose_character(b.path)
+    assert d.counts()["defects"] == 1 and "line.malformed" in _codes(d)  # ours: not an event
+    s = d.server_start
+    assert s is not None and s.applied == 1 and s.stop is None  # the server applies it
+    [change] = s.changes
+    assert change.entry == rid and ("reinforcement", 9.5) in [(n, a) for n, _b, a in change.fields]
+    f = _codes(d)["server.reader_differs"]
+    assert "null" in f.message and "every later start replays the whole journal" in f.message
+
+
+def test_an_id_with_a_lone_surrogate_is_applied_by_the_server_then_its_sentinel_write_fails(tmp_path: Path) -> None:
+    b = healthy(tmp_path)
+    rid = REFLECTION_IDS[0]
+    _append_raw(b.path, _evidence_line(b'"\\ud800-x"', rid, 7.5))
+    _append_raw(b.path, _evidence_line(b'"after-it"', rid, 1.5))
+    d = diagnose_character(b.path)
+    s = d.server_start
+    assert s is not None and s.stop is not None and s.stop.reason == "sentinel_write"
+    assert s.stop.line == len((b.path / JOURNAL_NAME).read_bytes().splitlines()) - 1
+    assert s.unapplied == 2  # the record it stops on (its handler ran) and the one after it
+    assert [c.entry for c in s.changes] == [rid]  # the view did change: the handler ran first
+    assert "server.reader_differs" in _codes(d)
+    # Ours: the surrogate line is damaged, the event after it is pending and applies.
+    assert d.events[-1].event_id == "after-it" and d.events[-1].state == "pending"
+
+
+def test_a_bom_line_with_a_null_id_is_skipped_by_both_readers(tmp_path: Path) -> None:
+    b = healthy(tmp_path)
+    _append_raw(b.path, BOM + _evidence_line(b"null", REFLECTION_IDS[0], 9.5))
+    s = diagnose_character(b.path).server_start
+    assert s is not None and s.applied == 0 and not s.changes
