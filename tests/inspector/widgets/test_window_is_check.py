@@ -12,6 +12,7 @@ while the window is open, once the re-diagnosis has been merged; until then, wha
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -27,7 +28,7 @@ from inspector.widgets.characters import chip_items, row_health
 from journal import EventLog
 from journal import fixtures as folders
 from journal.diagnosis import EVENT_STATES
-from journal.events import JOURNAL_NAME
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.views import REFLECTIONS, write_sentinel
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     WAIT_MS,
@@ -35,6 +36,7 @@ from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     make_inspector_window,
     open_and_wait,
 )
+from tests.journal.test_server_model import twice_merged
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("replay_env")]
 
@@ -110,7 +112,9 @@ def assert_window_is_check(window: Any, expected: dict[str, dict[str, Any]]) -> 
 
 @pytest.fixture
 def every_case(tmp_path: Path) -> Path:
-    """Every case of the fixture builder in one memory root, and a healthy one whose view is truncated."""
+    """Every case of the fixture builder in one memory root, plus the folders of issue 23's items:
+    a healthy one whose view is truncated (1), a sentinel naming an event glued onto a torn
+    fragment (3), and a FIFO where the sentinel should be (4)."""
     root = tmp_path / "memory"
     root.mkdir()
     for build in folders.CASES.values():
@@ -118,6 +122,11 @@ def every_case(tmp_path: Path) -> Path:
     corrupt = folders.healthy(root, "corrupt-view")
     view = corrupt.path / REFLECTIONS
     view.write_bytes(view.read_bytes()[: len(view.read_bytes()) // 2])
+    twice_merged(root, "glued-sentinel", glued=True)
+    if hasattr(os, "mkfifo"):
+        fifo = folders.pending_tail(root, "fifo-sentinel").path / SENTINEL_NAME
+        fifo.unlink()
+        os.mkfifo(fifo)
     return root
 
 
@@ -134,6 +143,7 @@ def test_every_case_reads_as_check_says_also_after_a_view_is_corrupted_live(
     expected = check_json(capsys, every_case)
     assert severity_of(expected["corrupt-view"]) == "error"  # view.corrupt, as issue 23 found it
     assert severity_of(expected["outbox-backlog"]) == "warning"  # outbox.dead_letter
+    assert severity_of(expected["glued-sentinel"]) == "error"  # server.sentinel_unseen
     assert_window_is_check(window, expected)
 
     # corrupted while the window is open: once the re-diagnosis is merged the window is check again
