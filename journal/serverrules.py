@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -289,6 +291,38 @@ def server_sentinel_writable(event_id: str) -> bool:
     encodes the file as UTF-8, so an id holding a lone surrogate fails the write
     (``SentinelAdvanceError``) after the handler ran, and its replay stops there (§4.1 step 5)."""
     return is_unicode(event_id)
+
+
+# -- §4.5 (correction): the sweep of its atomic writes ------------------------------------------------
+
+#: A temp file its sweep deletes (``utils/file_utils.py:528-529``): any ``.nkatmp…tmp`` name without
+#: a dot in the middle, ours and every mid-2026 or newer server's.
+_SWEPT_RE = re.compile(r"\.nkatmp[^.]+\.tmp")
+
+#: Its sweep deletes such a file once it is older than this (``utils/file_utils.py:570-571``).
+SWEEP_AGE_SECONDS = 86_400
+
+
+def swept_temp_files(folder: str | os.PathLike[str], now: float) -> list[str]:
+    r"""The temp files the server's first atomic write into ``folder`` deletes (§4.5 correction):
+    every ``atomic_write_text`` first sweeps the target's folder of names matching
+    ``^\.nkatmp[^.]+\.tmp$`` older than 24 h (by ``mtime``, at time ``now``, seconds since the
+    epoch). Regular files only; nothing here deletes anything. Names in folder order."""
+    out: list[str] = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return out
+    for entry in entries:
+        if _SWEPT_RE.fullmatch(entry.name) is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and now - st.st_mtime > SWEEP_AGE_SECONDS:
+            out.append(entry.name)
+    return out
 
 
 def server_reads_sentinel(sentinel: SentinelRead) -> bool:

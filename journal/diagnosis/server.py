@@ -12,7 +12,9 @@ folder with the server's documented deviations, each one named function of
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from journal.codec import same_json
@@ -47,6 +49,7 @@ from journal.serverrules import (
     server_shard_path,
     server_shard_state,
     shard_write_place,
+    swept_temp_files,
     without_shard,
 )
 from journal.views import PERSONA
@@ -92,6 +95,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         s.unapplied = records.count
         if ensure.action in ("replace", "create"):
             s.writes = [(PERSONA, False)]
+        s.deletes = _swept(c, s.writes)
         return s
     store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
     written: set[str] = set()
@@ -123,11 +127,20 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         written.add(SENTINEL_NAME)
     # the store's writes, then the shards written where a payload's basename leads (once each)
     s.writes = [(w, False) for w in sorted(written)] + [w for w in dict.fromkeys(s.writes) if w[0] not in written]
+    s.deletes = _swept(c, s.writes)
     for change in _changes(store):
         s.changes_total += 1
         if len(s.changes) < MAX_CHANGES:
             s.changes.append(change)
     return s
+
+
+def _swept(c: Character, writes: list[tuple[str, bool]]) -> list[str]:
+    """The temp files its atomic writes sweep from the folders they write into (§4.5 correction),
+    relative to the character folder."""
+    now = (c.now or datetime.now()).timestamp()
+    folders = sorted({os.path.dirname(path) for path, out in writes if not out})
+    return [os.path.join(f, name) if f else name for f in folders for name in swept_temp_files(c.dir / f, now)]
 
 
 class _ServerRecords:
@@ -514,5 +527,13 @@ def _row_notes(c: Character, s: ServerStart) -> None:
         )
     if any(d.kind == "torn_tail" for d in c.defects):
         notes.append("an append after the torn last line is glued onto it")
-    if c.findings.has("tempfile.leftover"):
-        notes.append("the newest server removes its own tagged temp files after 24 h; mid-2026 servers leave them")
+    if s.deletes:
+        notes.append(
+            f"its first atomic write into a folder deletes the temp files there older than 24 h: "
+            f"{', '.join(s.deletes[:5])}{' …' if len(s.deletes) > 5 else ''}"
+        )
+    elif c.findings.has("tempfile.leftover"):
+        notes.append(
+            "every atomic write of the server deletes the temp files older than 24 h in the folder it writes into; "
+            "its next start writes into none of the folders that hold them, or they are younger"
+        )

@@ -260,6 +260,8 @@ class ServerStart:
         unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
         outbox: pending outbox operations it starts in the background (not awaited).
         notes: the server's side of each deliberate difference that applies to this folder.
+        deletes: files it deletes, relative to the folder: the temp files older than 24 h in a
+            folder it writes into (memory-format §4.5 correction).
         raises: where its reconcile of the character raises on bytes that are not UTF-8 (the
             journal or the sentinel, memory-format §9.8.1-2): it then replays nothing, at this
             start and every later one (``None``: it does not).
@@ -285,6 +287,7 @@ class ServerStart:
     hidden_lines: frozenset[int] = frozenset()
     ours_past_stop: int = 0
     raises: Undecodable | None = None
+    deletes: list[str] = field(default_factory=list)
 
     def applies(self, index: int, line: int) -> bool:
         """Whether its replay applies our event ``index`` (on journal ``line``): at or after where
@@ -352,6 +355,7 @@ class ServerStart:
             "changes": [c.to_json() for c in self.changes],
             "changes_total": self.changes_total,
             "writes": [{"path": p, "outside": o} for p, o in self.writes],
+            "deletes": list(self.deletes),
             "left_unapplied": self.unapplied,
             "outbox_pending": self.outbox,
             "notes": list(self.notes),

@@ -170,6 +170,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "notes": [],
                     "summary": "the memory server's next start replays 2 events, changes 2 entries",
                     "reconcile_raises": None,
+                    "deletes": [],
                 },
             }
         ],

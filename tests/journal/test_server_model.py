@@ -125,6 +125,7 @@ def start(sentinel: dict[str, Any], **kw: Any) -> dict[str, Any]:
         "notes": [],
         "summary": NOTHING,
         "reconcile_raises": None,
+        "deletes": [],
     }
     unknown = set(kw) - set(doc)
     assert not unknown, unknown
@@ -386,7 +387,10 @@ def test_temp_leftovers_in_the_folder_and_in_a_shard_folder(tmp_path: Path) -> N
     assert all("left over from a crashed atomic write" in f.message for f in c.findings)
     assert server_start(c) == start(
         ok(b.events[8], 8),
-        notes=["the newest server removes its own tagged temp files after 24 h; mid-2026 servers leave them"],
+        notes=[(
+            "every atomic write of the server deletes the temp files older than 24 h in the folder it writes "
+            "into; its next start writes into none of the folders that hold them, or they are younger"
+        )],
     )
 
 
@@ -731,7 +735,10 @@ def test_row_temp_files_note(tmp_path: Path) -> None:
     assert server_start(c) == start(
         ok(b.events[8], 8),
         outbox_pending=1,
-        notes=["the newest server removes its own tagged temp files after 24 h; mid-2026 servers leave them"],
+        notes=[(
+            "every atomic write of the server deletes the temp files older than 24 h in the folder it writes "
+            "into; its next start writes into none of the folders that hold them, or they are younger"
+        )],
         summary="the memory server's next start replays nothing, then runs 1 outbox operation",
     )
     assert server_findings(c) == []
