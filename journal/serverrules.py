@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -34,8 +34,14 @@ CHARACTERS_RELPATH = os.path.join("..", "config", "characters.json")
 #: The key of ``characters.json`` whose object's keys are the characters (§9.1).
 CHARACTERS_KEY = "猫娘"
 
+#: The characters of the server's default ``characters.json``, which it uses when its file cannot be
+#: read or is not a dict (§9.8 item 10; ``config/character_defaults.py:53-54``).
+DEFAULT_CHARACTERS = frozenset({"test"})
+
 #: A ``characters.json`` larger than this is not read (it is a small config file).
 _CHARACTERS_MAX = 16 << 20
+
+_USES_DEFAULTS = "the memory server uses its default characters instead, which list only 'test'"
 
 
 # -- §9.1: which characters the server reconciles ---------------------------------------------------
@@ -47,14 +53,20 @@ class CharacterList:
 
     Attributes:
         path: the file (absolute), or ``None`` when none was found or given.
-        names: the characters it lists (``None``: not known, because there is no file or it
-            cannot be read).
-        error: why it cannot be read, in words.
+        names: the characters its start ensures and reconciles (``None``: not known, because no
+            file was found or it was not read).
+        error: why the file is not used as it is, in words (also when ``names`` is known: an
+            unreadable file gives the defaults' ``test``, a dict without a ``猫娘`` object none).
+        document: the parsed file, when it is a dict (persona ensure's cards come from it).
+        defaults: the server uses its localized default characters (the file cannot be read or
+            is not a dict), whose content is not known here.
     """
 
     path: str | None = None
     names: frozenset[str] | None = None
     error: str | None = None
+    document: Any = field(default=None, compare=False, repr=False)
+    defaults: bool = False
 
 
 def find_characters_file(memory_root: str | os.PathLike[str]) -> str | None:
@@ -64,23 +76,42 @@ def find_characters_file(memory_root: str | os.PathLike[str]) -> str | None:
 
 
 def read_characters(path: str | os.PathLike[str]) -> CharacterList:
-    """The characters the server reconciles: the keys of the ``猫娘`` object (§9.1); never raises."""
+    """The characters the server's start ensures and reconciles; never raises (§9.1, §9.8 item 10).
+
+    The keys of the ``猫娘`` object (``runtime.py:705-708``). A file the server cannot read (any
+    ``open``/``json.load`` error: not JSON, not UTF-8, a folder, no permission) or whose top
+    level is not a dict makes it use its default characters, which list only ``test``
+    (``utils/config_manager/characters.py:80-99``). A dict without a ``猫娘`` object lists none
+    (its ``.keys()`` fails or is empty, and the start goes on without characters). A FIFO, socket
+    or device, or a file too big, is not read: ``names`` is ``None``.
+    """
     p = os.path.abspath(path)
+
+    def defaults(why: str) -> CharacterList:
+        return CharacterList(p, DEFAULT_CHARACTERS, f"{why}: {_USES_DEFAULTS}", defaults=True)
+
     try:
         with fs.open_regular(p) as fh:
             data = fh.read(_CHARACTERS_MAX + 1)
+    except fs.NotRegularFileError as exc:
+        return CharacterList(p, None, f"is not read: {exc.strerror or exc} (the server's open of a FIFO blocks)")
     except OSError as exc:
-        return CharacterList(p, None, f"cannot be read: {exc.strerror or exc}")
+        return defaults(f"cannot be read ({exc.strerror or exc})")
     if len(data) > _CHARACTERS_MAX:
-        return CharacterList(p, None, f"is larger than {_CHARACTERS_MAX >> 20} MiB")
+        return CharacterList(p, None, f"is larger than {_CHARACTERS_MAX >> 20} MiB: not read")
     try:
         doc = loads_exact(data)
     except ValueError as exc:
-        return CharacterList(p, None, f"is not JSON ({exc})")
-    section = doc.get(CHARACTERS_KEY) if isinstance(doc, dict) else None
+        return defaults(f"is not JSON ({exc})")
+    if not isinstance(doc, dict):
+        kind = {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(doc), "number")
+        return defaults(f"is a JSON {kind}, not an object")
+    section = doc.get(CHARACTERS_KEY)
     if not isinstance(section, dict):
-        return CharacterList(p, None, f"has no {CHARACTERS_KEY!r} object")
-    return CharacterList(p, frozenset(k for k in section if isinstance(k, str)))
+        return CharacterList(
+            p, frozenset(), f"has no {CHARACTERS_KEY!r} object: the memory server lists no character", doc
+        )
+    return CharacterList(p, frozenset(k for k in section if isinstance(k, str)), None, doc)
 
 
 def reconciles(characters: CharacterList, name: str) -> bool | None:
@@ -106,7 +137,10 @@ class PersonaEnsure:
 
 
 def ensure_persona(exists: bool, error: str | None, refused: bool) -> PersonaEnsure:
-    """Persona ensure's effect, given how ``persona.json`` reads (§4.2 step 4, §9.2)."""
+    """Persona ensure's effect, given how ``persona.json`` reads (§4.2 step 4, §9.2).
+
+    Superseded by :func:`journal.serverpersona.persona_ensure_at` (§9.9 exactly: a file that is not
+    valid UTF-8 is kept, and ensure raises), kept until its caller moves there."""
     if refused:
         return PersonaEnsure(
             "unknown", "persona.json was not read (refused for safety): what persona ensure does is not known"
@@ -126,7 +160,9 @@ def ensure_persona(exists: bool, error: str | None, refused: bool) -> PersonaEns
 
 def fresh_persona() -> dict[str, Any]:
     """The persona replay meets after a ``replace`` (§9.2). The card's entries are not known here;
-    none of the journal's entries are in it, so its persona events find no entry."""
+    none of the journal's entries are in it, so its persona events find no entry.
+
+    Superseded by ``persona_after`` of :func:`journal.serverpersona.persona_ensure_at`."""
     return {}
 
 

@@ -26,6 +26,7 @@ from journal.diagnosis.values import CharacterDiagnosis, Finding
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event
 from journal.fixtures import FIXTURE_NOW, PERSONA_ENTRY, REFLECTION_IDS, Deterministic, Writer
 from journal.fs import is_leftover_temp, is_temp_name
+from journal.serverrules import read_characters
 from journal.views import PERSONA, REFLECTIONS, load_view, save_view
 
 
@@ -490,16 +491,19 @@ def test_an_explicit_characters_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "words"),
+    ("content", "words", "listed"),
     [
-        (b"{garbage", "is not JSON"),
-        ('{"主人": {}}'.encode(), "has no '猫娘' object"),
-        (b'{"\xe7\x8c\xab\xe5\xa8\x98": ["a list"]}', "has no '猫娘' object"),
-        (None, "cannot be read"),  # a folder where the file should be
+        # the server cannot read it: it uses its default characters, which list only "test" (§9.8 item 10)
+        (b"{garbage", "is not JSON", {"test"}),
+        (b"[]", "is a JSON list, not an object", {"test"}),
+        (None, "cannot be read", {"test"}),  # a folder where the file should be
+        # a dict without a 猫娘 object: the server's start lists no character (runtime.py:705-722)
+        ('{"主人": {}}'.encode(), "has no '猫娘' object", set()),
+        (b'{"\xe7\x8c\xab\xe5\xa8\x98": ["a list"]}', "has no '猫娘' object", set()),
     ],
 )
-def test_an_unusable_characters_json_is_a_warning_and_every_character_is_predicted(
-    tmp_path: Path, content: bytes | None, words: str
+def test_an_unusable_characters_json_lists_what_the_server_uses_instead(
+    tmp_path: Path, content: bytes | None, words: str, listed: set[str]
 ) -> None:
     root, config = app_root(tmp_path)
     listing = config / "characters.json"
@@ -507,12 +511,14 @@ def test_an_unusable_characters_json_is_a_warning_and_every_character_is_predict
         listing.mkdir()
     else:
         listing.write_bytes(content)
+    got = read_characters(listing)
+    assert (got.names, got.defaults) == (frozenset(listed), bool(listed))
+    assert got.error is not None and words in got.error
     for c in diagnose(root).characters:
         s = server_start(c)
-        assert (s["reconciled"], s["characters_file"]) == (None, str(listing))
-        [f] = [f for f in server_findings(c) if f.code == "server.characters_file"]
-        assert (f.severity, f.file) == ("warning", None)
-        assert f.message.startswith(str(listing)) and words in f.message
+        # none of the three folders is "test": the server neither ensures nor reconciles them
+        assert (s["reconciled"], s["characters_file"]) == (False, str(listing))
+        assert "server.not_reconciled" in [f.code for f in server_findings(c)]
     # Without any characters.json nothing is known, and nothing is said.
     (listing.rmdir() if content is None else listing.unlink())
     c = next(c for c in diagnose(root).characters if c.name == "healthy")
