@@ -1,0 +1,857 @@
+"""The memory server's persona ensure (memory-format §9.9), as pure functions: what its start writes to persona.json.
+
+At start the server's ``aensure_persona(name)`` runs for every character it lists, before
+reconcile (§9.1, §9.2). It reads ``persona.json`` (fact 1), migrates v1 keys (fact 2), fills an
+empty persona from ``settings.json`` (facts 3, 4), syncs the character card (facts 5, 7) and saves
+the result in its own formatting (fact 8) when anything changed. Each fact has one function here,
+named for it, citing the server line the format notes cite (``persistence.py`` is
+``memory/persona/persistence.py``, rev ``685f1382``). :func:`predict_persona_ensure` composes them
+over inputs that were already read; :func:`persona_ensure_at` reads the inputs of one character
+folder and calls it. Nothing here writes anything.
+
+The server's localized defaults (the default cards, the default master's ``档案名``, the sentence a
+rename event becomes) are not in the notes and are not guessed: a value that comes from them is an
+:class:`Unknown`, and a prediction that needed one says so (``missing_inputs``, ``may_rewrite``).
+"""
+
+from __future__ import annotations
+
+import copy
+import errno
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from journal import fs
+from journal.codec import dumps_view, loads_exact
+from journal.errors import ViewCorruptError
+from journal.serverrules import CHARACTERS_KEY, DEFAULT_CHARACTERS, CharacterList
+from journal.stores import Confinement
+from journal.views import PERSONA
+
+#: The three sections the settings fill sets by default, in this order (fact 4, ``persistence.py:349-350``).
+SECTIONS = ("neko", "master", "relationship")
+
+#: Card keys the card sync never turns into entries (fact 5, ``config/character_fields.py:21-59``).
+RESERVED_FIELDS = frozenset(
+    (
+        "_reserved", "live2d", "voice_id", "system_prompt", "model_type", "live3d_sub_type", "vrm",
+        "vrm_animation", "lighting", "vrm_rotation", "live2d_item_id", "live2d_idle_animation", "item_id",
+        "idleAnimation", "idleAnimations", "mmd", "mmd_animation", "mmd_idle_animation", "mmd_idle_animations",
+        "touch_set", "_field_order", "原始数据", "文件路径", "创意工坊物品ID", "description", "tags", "name", "描述",
+        "标签", "关键词",
+    )
+)  # fmt: skip
+
+#: The fields a changed card text sets to null (fact 5, ``memory/persona/rendering.py:291-314``).
+CACHE_FIELDS = (
+    "token_count", "token_count_text_sha256", "token_count_tokenizer",
+    "embedding", "embedding_text_sha256", "embedding_model_id",
+)  # fmt: skip
+
+#: The profile fields of ``_reserved.persona_override`` (fact 7, ``utils/persona_presets.py:25-33``).
+PROFILE_FIELDS = ("性格原型", "性格", "口癖", "爱好", "雷点", "隐藏设定", "一句话台词")
+
+#: The flat keys ``migrate_catgirl_reserved`` deletes from a catgirl card (fact 7,
+#: ``utils/config_manager/reserved_schema.py:418-447``); only the ``pngtuber*`` ones are not reserved.
+LEGACY_FLAT_KEYS = (
+    "voice_id", "system_prompt", "model_type", "live3d_sub_type", "live2d_item_id", "item_id", "live2d",
+    "live2d_idle_animation", "vrm", "vrm_animation", "idleAnimation", "idleAnimations", "lighting", "vrm_rotation",
+    "mmd", "mmd_animation", "mmd_idle_animation", "mmd_idle_animations", "pngtuber", "pngtuber_idle_image",
+    "pngtuber_talking_image", "pngtuber_happy_image", "pngtuber_sad_image", "pngtuber_angry_image",
+    "pngtuber_surprised_image",
+)  # fmt: skip
+
+#: The master card's key in ``characters.json`` and its name field (fact 7).
+MASTER_CARD_KEY = "主人"
+MASTER_NAME_FIELD = "档案名"
+
+#: Card keys whose entry text is the value alone (fact 5, ``persistence.py:395-402``).
+AI_CONTEXT_PREFIX = "__ai_context."
+RENAME_EVENTS_FIELD = "__ai_context.profile_rename_events"
+
+#: The settings file inside the character folder (fact 4).
+SETTINGS_NAME = "settings.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A value the server takes from something this inspector cannot know (its localized defaults).
+
+    Attributes:
+        what: what the value is, in words (for ``missing_inputs``).
+    """
+
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileInput:
+    """One file persona ensure reads, as found on disk.
+
+    Attributes:
+        state: ``bytes`` (read: ``data``), ``missing`` (nothing there, or a dangling link),
+            ``folder`` (a directory is there), ``error`` (it is there but cannot be opened),
+            ``special`` (a FIFO, socket or device: not opened; the server's plain ``open`` of a FIFO
+            blocks) or ``refused`` (a link leading out of its folder: not followed).
+        data: the bytes, for ``bytes``.
+        detail: why, for the other states, in words.
+        path: the file.
+    """
+
+    state: str
+    data: bytes = b""
+    detail: str = ""
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cards:
+    """What the server's ``aget_character_data()`` gives persona ensure for one character (fact 7).
+
+    Attributes:
+        neko: the character's effective card (a dict), ``None`` when the name is not a key of the
+            catgirl map (no neko sync), or :class:`Unknown`. Its values may be :class:`Unknown`.
+        master: the effective master card (synced when a non-empty dict), or :class:`Unknown`.
+        human: ``name_mapping['human']``, or :class:`Unknown`.
+        error: why ``aget_character_data()`` raises, or ``None``: then the settings fill raises and
+            the card sync changes nothing.
+    """
+
+    neko: dict[str, Any] | Unknown | None = None
+    master: Any = None
+    human: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaEnsurePrediction:
+    """What the server's first ``aensure_persona(name)`` of a start does to ``persona.json`` (§9.9).
+
+    Attributes:
+        action: ``keep`` (a readable dict nothing changes: nothing written), ``rewrite`` (a readable
+            dict facts 2, 3 or 5 changed: saved), ``create`` (no file: a fresh persona saved),
+            ``replace`` (unreadable: a fresh persona saved, the old bytes lost), ``raises`` (ensure
+            raises; the file is kept as it is) or ``unknown`` (an input was not read, for safety).
+        message: the action in words.
+        persona_after: what the persona handlers then read from ``persona.json``: the saved dict,
+            or the file's own dict when nothing is saved (``{}`` when there is no file); ``None``
+            when they raise on it or it is not known.
+        bytes_after: exactly the bytes the server writes (fact 8); ``None`` when it writes nothing,
+            or when what it writes needs an input not known here (``missing_inputs``).
+        handlers_raise: the persona handlers raise on their read of ``persona.json`` after ensure
+            (not valid UTF-8 or JSON, not a dict, not a file): replay stops at the first persona event.
+        changes: what ensure changes, as field paths and entry ids (texts are private: ``changed``).
+        missing_inputs: inputs a rule needed that were absent or are not known here, in words.
+        may_rewrite: ``keep`` rests on an input not known here (the localized defaults), which may
+            change the file.
+        error: the exception ensure meets, for ``raises``.
+    """
+
+    action: str
+    message: str
+    persona_after: dict[str, Any] | None = None
+    bytes_after: bytes | None = None
+    handlers_raise: bool = False
+    changes: tuple[str, ...] = ()
+    missing_inputs: tuple[str, ...] = ()
+    may_rewrite: bool = False
+    error: str | None = None
+
+    @property
+    def writes(self) -> bool:
+        """Whether ensure saves ``persona.json`` (even where its bytes are not known)."""
+        return self.action in ("rewrite", "create", "replace")
+
+
+class EnsureRaises(Exception):
+    """Persona ensure raises here: nothing is saved or cached (the start logs it, ``runtime.py:716``)."""
+
+
+@dataclass(slots=True)
+class EnsureRun:
+    """What one ensure run records besides the persona it changes.
+
+    Attributes:
+        changes: what it changes, as field paths and entry ids.
+        missing: inputs a rule needed that were absent or are not known here, in words.
+        inexact: an :class:`Unknown` decided part of the result (the bytes are not known).
+        blocked: a read the server's start blocks on (a FIFO), in words.
+    """
+
+    changes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    inexact: bool = False
+    blocked: str | None = None
+
+    def unknown(self, what: str) -> None:
+        """Record that ``what`` (not known here) decides part of the result."""
+        self.inexact = True
+        if what not in self.missing:
+            self.missing.append(what)
+
+
+# -- fact 1: reading --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PersonaRead:
+    """How persona ensure's read of ``persona.json`` ends (fact 1).
+
+    Attributes:
+        kind: ``dict`` (``value``), ``fresh`` (missing or unreadable: a fresh persona is built),
+            ``raises`` or ``unknown``.
+        value: the parsed dict, for ``dict``.
+        reason: why, in words.
+        handlers_raise: whether the handlers' read of the file as it is raises.
+    """
+
+    kind: str
+    value: dict[str, Any] | None = None
+    reason: str = ""
+    handlers_raise: bool = False
+
+
+def read_persona(persona: FileInput) -> PersonaRead:
+    """Fact 1: strict UTF-8, no BOM stripping, ``json.load``; only ``JSONDecodeError``/``OSError``
+    lead to a fresh persona (``persistence.py:199-203``, ``:214-216``; ``utils/file_utils.py:775-777``).
+
+    A file that is not valid UTF-8 raises out of ensure (``UnicodeDecodeError`` at
+    ``persistence.py:202`` is not caught at ``:215``), as does a value ``json`` cannot build (too
+    deep, an integer of too many digits: ``RecursionError``/``ValueError``).
+    """
+    if persona.state in ("special", "refused"):
+        return PersonaRead("unknown", reason=f"persona.json was not read ({persona.detail})")
+    if persona.state == "missing":
+        return PersonaRead("fresh", reason="missing")
+    if persona.state == "folder":
+        return PersonaRead("fresh", reason="a folder, which cannot be read (OSError)", handlers_raise=True)
+    if persona.state == "error":
+        return PersonaRead("fresh", reason=f"cannot be read ({persona.detail}: OSError)", handlers_raise=True)
+    try:
+        persona.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return PersonaRead("raises", reason=f"not valid UTF-8 (UnicodeDecodeError: {exc.reason})", handlers_raise=True)
+    try:
+        value = loads_exact(persona.data)
+    except json.JSONDecodeError as exc:
+        return PersonaRead("fresh", reason=f"not JSON ({exc})", handlers_raise=True)
+    except ValueError as exc:  # the stdlib's RecursionError, or an integer of too many digits
+        cause = exc.__cause__ or exc
+        return PersonaRead(
+            "raises", reason=f"json cannot build it ({type(cause).__name__}: {exc})", handlers_raise=True
+        )
+    if not isinstance(value, dict):
+        return PersonaRead("fresh", reason=f"a JSON {_json_type(value)}, not an object", handlers_raise=True)
+    return PersonaRead("dict", value)
+
+
+# -- fact 2: v1 keys --------------------------------------------------------------------------------
+
+
+def migrate_v1_keys(persona: dict[str, Any]) -> list[str]:
+    """Fact 2 (``persistence.py:226-251``): ``user`` → ``master``, then ``ai`` → ``neko``, each only
+    when the new key is absent (popped and re-inserted: it moves to the end); then in every
+    top-level dict value ``dynamics`` → ``facts`` (an existing ``facts`` keeps its place and loses
+    its value, else ``facts`` goes to the end). Returns the changes (any rename is one)."""
+    changes = []
+    for old, new in (("user", "master"), ("ai", "neko")):
+        if old in persona and new not in persona:
+            persona[new] = persona.pop(old)
+            changes.append(f"top-level {old!r} renamed {new!r} (moved to the end)")
+    for key, section in persona.items():
+        if isinstance(section, dict) and "dynamics" in section:
+            had_facts = "facts" in section
+            section["facts"] = section.pop("dynamics")
+            changes.append(
+                f"{key}.dynamics renamed {key}.facts"
+                + (" (the old facts value is replaced)" if had_facts else " (at the end of the section)")
+            )
+    return changes
+
+
+# -- fact 3: emptiness ------------------------------------------------------------------------------
+
+
+def is_empty(persona: dict[str, Any]) -> bool:
+    """Fact 3 (``persistence.py:129-136``): no top-level dict value holds a non-empty list under any
+    key. A marker-only persona (the marker sits in ``__meta__``'s facts) is not empty."""
+    for section in persona.values():
+        if isinstance(section, dict) and any(isinstance(v, list) and v for v in section.values()):
+            return False
+    return True
+
+
+# -- fact 6: the new entry --------------------------------------------------------------------------
+
+
+def new_entry(text: str, entry_id: str, source: str, *, protected: bool = False) -> dict[str, Any]:
+    """Fact 6 (``memory/persona/facts.py:85-143``): a new entry, 25 keys in this order."""
+    return {
+        "id": entry_id,
+        "text": text,
+        "source": source,
+        "source_id": None,
+        "recent_mentions": [],
+        "suppress": False,
+        "suppressed_at": None,
+        "protected": protected,
+        "reinforcement": 0.0,
+        "disputation": 0.0,
+        "rein_last_signal_at": None,
+        "disp_last_signal_at": None,
+        "sub_zero_days": 0,
+        "sub_zero_last_increment_date": None,
+        "user_fact_reinforce_count": 0,
+        "merged_from_ids": [],
+        "token_count": None,
+        "token_count_text_sha256": None,
+        "token_count_tokenizer": None,
+        "version_history": [],
+        "embedding": None,
+        "embedding_text_sha256": None,
+        "embedding_model_id": None,
+        "last_refine_cluster_hash": None,
+        "last_refine_at": None,
+    }
+
+
+# -- fact 4: the settings fill ----------------------------------------------------------------------
+
+
+def settings_input(char_dir: str | os.PathLike[str], name: str) -> FileInput:
+    """Fact 4's source (``persistence.py:259-268``): ``memory/<name>/settings.json``, else
+    ``memory/settings_<name>.json``. A link leading out of the character folder (the first) or the
+    memory root (the second) is not followed."""
+    char = Path(char_dir)
+    try:
+        first = read_input(Confinement(char).view_path(SETTINGS_NAME))
+    except ViewCorruptError as exc:
+        return FileInput("refused", detail=str(exc), path=str(char / SETTINGS_NAME))
+    if first.state != "missing":
+        return first
+    root = char.absolute().parent
+    old = root / f"settings_{name}.json"
+    if os.path.islink(old) and not _inside(os.path.realpath(root), os.path.realpath(old)):
+        return FileInput(
+            "refused", detail="a symbolic link leading out of the memory root; not followed", path=str(old)
+        )
+    return read_input(old)
+
+
+def is_settings_value(value: Any) -> bool:
+    """Fact 4 (``persistence.py:274-281``): a value is skipped when null, a blank string, or an empty
+    list or dict; anything else (``0``, ``False``) is filled."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (list, dict)):
+        return len(value) > 0
+    return True
+
+
+def settings_text(key: str, value: Any) -> str:
+    """Fact 4 (``persistence.py:300``): ``key: <Python str(value)>`` (reprs for lists and dicts,
+    ``True``/``False``, numbers as Python prints them)."""
+    return f"{key}: {value}"
+
+
+def legacy_id(text: str) -> str:
+    """Fact 4 (``persistence.py:303-304``): ``legacy_<first 8 hex of sha256(UTF-8 text)>``."""
+    return f"legacy_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def settings_fill(persona: dict[str, Any], name: str, cards: Cards, settings: FileInput, run: EnsureRun) -> None:
+    """Fact 4 (``persistence.py:343-365``, ``:286-309``): ``neko``, ``master`` and ``relationship``
+    set by default to ``{"facts": []}``, then each dict section of the settings file routed (the
+    master key to ``master``, the character's name to ``neko``, others to ``relationship``) and its
+    non-empty pairs appended as ``settings`` entries, skipping a text the target already holds.
+
+    Raises:
+        EnsureRaises: ``aget_character_data()`` raises (not guarded, ``:344-346``), or a section is
+            not a dict (``setdefault`` on it: ``AttributeError``, ``:349-350``).
+    """
+    if cards.error is not None:
+        raise EnsureRaises(f"aget_character_data() raises ({cards.error}) in the settings fill")
+    for key in SECTIONS:
+        if key not in persona:
+            persona[key] = {}
+            run.changes.append(f"{key} section created (at the end)")
+        section = persona[key]
+        if not isinstance(section, dict):
+            raise EnsureRaises(f"the {key!r} section is a JSON {_json_type(section)}, not an object (AttributeError)")
+        if "facts" not in section:
+            section["facts"] = []
+            run.changes.append(f"{key}.facts created")
+    doc = _settings_document(settings, run)
+    if doc is not None:
+        _apply_settings(persona, name, cards.human, doc, run)
+
+
+def _settings_document(settings: FileInput, run: EnsureRun) -> dict[str, Any] | None:
+    """The settings object the fill reads, or ``None`` (it adds nothing). An unreadable file only
+    logs a warning (``persistence.py:361-362``); a top level that is not a dict adds nothing."""
+    if settings.state == "missing":
+        run.missing.append("no settings.json (neither memory/<name>/settings.json nor memory/settings_<name>.json)")
+        return None
+    if settings.state == "special":
+        run.blocked = f"settings file {settings.path} is {settings.detail}"
+        return None
+    if settings.state == "refused":
+        run.unknown(f"the settings file was not read ({settings.detail}): what the fill adds is not known")
+        return None
+    if settings.state != "bytes":
+        return None
+    try:
+        doc = loads_exact(settings.data)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _apply_settings(persona: dict[str, Any], name: str, human: Any, doc: dict[str, Any], run: EnsureRun) -> None:
+    """The fill's loop. Its exceptions are caught with the read's (``persistence.py:355-362``): the
+    fill stops there, keeping what it appended before."""
+    for section_key, values in doc.items():
+        if not isinstance(values, dict):
+            continue
+        if isinstance(human, Unknown):
+            if any(is_settings_value(v) for v in values.values()):
+                run.unknown(f"{human.what}: a settings section with that key goes to master")
+            target_key = "neko" if section_key == name else "relationship"
+        else:
+            target_key = "master" if section_key == human else "neko" if section_key == name else "relationship"
+        target = persona[target_key]["facts"]
+        try:
+            seen = {e.get("text", "") for e in _iterate(target) if isinstance(e, dict)}
+        except TypeError:
+            run.changes.append(f"settings fill stops at {target_key}.facts (not a list: TypeError, caught)")
+            return
+        for k, v in values.items():
+            if not is_settings_value(v):
+                continue
+            text = settings_text(k, v)
+            if text in seen:
+                continue
+            try:
+                entry_id = legacy_id(text)
+            except UnicodeEncodeError:
+                run.changes.append("settings fill stops at a text UTF-8 cannot encode (caught)")
+                return
+            if not isinstance(target, list):
+                run.changes.append(f"settings fill stops at {target_key}.facts (not a list: AttributeError, caught)")
+                return
+            target.append(new_entry(text, entry_id, "settings"))
+            seen.add(text)
+            run.changes.append(f"{target_key}.facts[{entry_id}] added from settings")
+
+
+# -- fact 5: the card sync --------------------------------------------------------------------------
+
+
+def card_entry_id(entity: str, key: str) -> str:
+    """Fact 5 (``persistence.py:254-257``): ``card_<first 8 hex of sha256("<entity>:<key>")>``."""
+    return f"card_{hashlib.sha256(f'{entity}:{key}'.encode()).hexdigest()[:8]}"
+
+
+def expected_card_entries(card: dict[str, Any], entity: str) -> list[tuple[str, str]]:
+    """Fact 5's expected list (``persistence.py:384-404``): ``(id, text)`` in card order, skipping
+    reserved keys and null, blank, empty or dict values; a list is its items' ``str`` joined with
+    ``、``; the text is ``key: value``, or the value alone for ``__ai_context.`` keys.
+
+    Raises:
+        UnicodeEncodeError: a key UTF-8 cannot encode (the id's hash raises).
+    """
+    expected = []
+    for key, value in card.items():
+        if key in RESERVED_FIELDS or not is_settings_value(value) or isinstance(value, dict):
+            continue
+        if isinstance(value, list):
+            value = "、".join(str(item) for item in value)
+        text = str(value) if str(key).startswith(AI_CONTEXT_PREFIX) else f"{key}: {value}"
+        expected.append((card_entry_id(entity, key), text))
+    return expected
+
+
+def card_sync(persona: dict[str, Any], name: str, cards: Cards, run: EnsureRun) -> bool:
+    """Fact 5 (``persistence.py:507-516``, ``:473-483``): ``neko`` first (the name is a key of the
+    catgirl map), then ``master`` (a non-empty dict card). Returns whether it changed anything;
+    when ``aget_character_data()`` raises nothing changes (``:508-513``).
+
+    Raises:
+        EnsureRaises: a synced section is not a dict, its facts cannot be iterated, or a card
+            entry's id cannot be a dict key.
+    """
+    if cards.error is not None:
+        return False
+    changed = False
+    if cards.neko is not None:
+        changed |= sync_section(persona, "neko", cards.neko, run)
+    if isinstance(cards.master, Unknown) or (isinstance(cards.master, dict) and cards.master):
+        changed |= sync_section(persona, "master", cards.master, run)
+    return changed
+
+
+def sync_section(persona: dict[str, Any], entity: str, card: dict[str, Any] | Unknown, run: EnsureRun) -> bool:
+    """Fact 5 for one section (``persistence.py:406-471``): texts that differ replaced (caches
+    nulled, :data:`CACHE_FIELDS`), missing ids created (fact 6, protected), and only on a change
+    ``facts`` becomes the card entries in card order followed by every other entry. A card holding
+    an :class:`Unknown` is checked for what raises whatever its content, and changes nothing here.
+
+    Raises:
+        EnsureRaises: the section is not a dict (``AttributeError``), its facts cannot be iterated,
+            or a card entry's id cannot be a dict key (``TypeError``).
+    """
+    if entity not in persona:
+        persona[entity] = {}
+        run.changes.append(f"{entity} section created (at the end)")
+    section = persona[entity]
+    if not isinstance(section, dict):
+        raise EnsureRaises(f"the {entity!r} section is a JSON {_json_type(section)}, not an object (AttributeError)")
+    if "facts" not in section:
+        section["facts"] = []
+        run.changes.append(f"{entity}.facts created")
+    unknown = card if isinstance(card, Unknown) else next((v for v in card.values() if isinstance(v, Unknown)), None)
+    try:
+        expected = expected_card_entries(card, entity) if not isinstance(card, Unknown) and unknown is None else []
+        items = _iterate(section["facts"])
+        indexed: dict[Any, dict[str, Any]] = {}
+        others: list[Any] = []
+        for entry in items:
+            if isinstance(entry, dict) and entry.get("source") == "character_card":
+                indexed[entry.get("id", "")] = entry
+            else:
+                others.append(entry)
+    except (TypeError, UnicodeEncodeError) as exc:
+        raise EnsureRaises(f"the card sync of {entity!r} raises ({type(exc).__name__}: {exc})") from exc
+    if unknown is not None:
+        run.unknown(f"{unknown.what}: the {entity} card sync may change {entity}.facts")
+        return False
+    modified = False
+    cards: list[dict[str, Any]] = []
+    for eid, text in expected:
+        entry = indexed.get(eid)
+        if entry is None:
+            entry = new_entry(text, eid, "character_card", protected=True)
+            modified = True
+            run.changes.append(f"{entity}.facts[{eid}] card entry added")
+        elif entry.get("text") != text:
+            entry["text"] = text
+            for key in CACHE_FIELDS:
+                entry[key] = None
+            modified = True
+            run.changes.append(f"{entity}.facts[{eid}] text changed (token and embedding caches cleared)")
+        cards.append(entry)
+    wanted = {eid for eid, _ in expected}
+    for rid in indexed:
+        if rid not in wanted:
+            modified = True
+            run.changes.append(f"{entity}.facts[{_ref(rid)}] card entry removed (not on the card)")
+    if not modified:
+        return False
+    after = [*cards, *others]
+    dropped = sum(1 for e in items if isinstance(e, dict) and e.get("source") == "character_card") - len(indexed)
+    if dropped:
+        run.changes.append(
+            f"{entity}.facts: {dropped} earlier duplicate card entr{'ies' if dropped > 1 else 'y'} dropped"
+        )
+    kept_before = {id(e) for e in items}
+    kept_after = {id(e) for e in after}
+    if [i for i in map(id, items) if i in kept_after] != [i for i in map(id, after) if i in kept_before]:
+        run.changes.append(f"{entity}.facts: card entries put first, in card order")
+    section["facts"] = after
+    return True
+
+
+def _ref(entry_id: Any) -> str:
+    return entry_id if isinstance(entry_id, str) and entry_id else repr(entry_id)
+
+
+# -- fact 7: the cards ------------------------------------------------------------------------------
+
+
+def migrate_catgirl_card(card: dict[str, Any]) -> None:
+    """Fact 7, ``migrate_catgirl_reserved`` as far as the card sync sees it
+    (``utils/config_manager/reserved_schema.py:191-200``, ``:418-447``): ``_reserved`` becomes a
+    dict (a non-dict one is replaced by ``{}``, losing its override), and the legacy flat keys
+    (:data:`LEGACY_FLAT_KEYS`) are deleted. In place."""
+    if not isinstance(card.get("_reserved"), dict):
+        card["_reserved"] = {}
+    for key in LEGACY_FLAT_KEYS:
+        card.pop(key, None)
+
+
+def effective_card(card: Any, entity: str) -> dict[str, Any]:
+    """Fact 7, ``_build_effective_character_payload`` (``persona_payload.py:253-277``): a deep copy;
+    if ``_reserved.persona_override`` is a dict, each non-blank ``profile`` value of
+    :data:`PROFILE_FIELDS` is set, stripped; then the rename events may add
+    ``__ai_context.profile_rename_events``. Not a dict: ``{}``."""
+    if not isinstance(card, dict):
+        return {}
+    effective = copy.deepcopy(card)
+    reserved = card.get("_reserved")
+    override = reserved.get("persona_override") if isinstance(reserved, dict) else None
+    profile = override.get("profile") if isinstance(override, dict) else None
+    if isinstance(profile, dict):
+        for key in PROFILE_FIELDS:
+            value = str(profile.get(key) or "").strip()
+            if value:
+                effective[key] = value
+    effective.update(rename_events_field(card, set(effective), entity))
+    return effective
+
+
+def rename_events_field(card: dict[str, Any], existing: set[str], entity: str) -> dict[str, Any]:
+    """Fact 7 (``persona_payload.py:316-401``): ``_reserved.ai_context.rename_events`` as one card
+    field, ``__ai_context.profile_rename_events`` (``.2``, ``.3``… if taken), its lines joined by
+    ``\\n``. A ``profile_rename`` event with an old and a new name becomes a localized sentence,
+    which is not known here (:class:`Unknown`); one without them contributes its stripped ``text``."""
+    reserved = card.get("_reserved")
+    context = reserved.get("ai_context") if isinstance(reserved, dict) else None
+    events = context.get("rename_events", []) if isinstance(context, dict) else []
+    if not isinstance(events, list):
+        return {}
+    key = RENAME_EVENTS_FIELD
+    index = 2
+    while key in existing:
+        key = f"{RENAME_EVENTS_FIELD}.{index}"
+        index += 1
+    old_names: list[str] = []
+    current = ""
+    lines: list[str] = []
+    for event in events:
+        if not isinstance(event, dict) or str(event.get("type") or "").strip() != "profile_rename":
+            continue
+        old, new = str(event.get("old_name") or "").strip(), str(event.get("new_name") or "").strip()
+        if old and new:
+            if old not in old_names:
+                old_names.append(old)
+            current = new
+        elif str(event.get("text") or "").strip():
+            lines.append(str(event.get("text") or "").strip())
+    if current and [n for n in old_names if n != current]:
+        return {key: Unknown(f"the localized rename sentence of the {entity} card's rename events")}
+    return {key: "\n".join(lines)} if lines else {}
+
+
+def cards_from(characters: CharacterList, name: str) -> Cards:
+    """Fact 7 (``utils/config_manager/characters.py:171-241``): the cards from ``characters.json``,
+    or from the server's localized defaults (not known here) when it is missing, unreadable or not
+    a dict. The master card is ``主人`` (the default one if absent), the neko card ``猫娘[name]``
+    after :func:`migrate_catgirl_card`, both through :func:`effective_card`; ``human`` is the
+    master card's ``档案名``, else the default's."""
+    doc = characters.document
+    if not isinstance(doc, dict):
+        if characters.path is not None and not characters.defaults:
+            u = Unknown(f"characters.json was not read ({characters.error})")
+            return Cards(u, u, u)
+        why = "no characters.json found" if characters.path is None else f"characters.json {characters.error}"
+        neko = Unknown(f"the server's localized default card of {name!r} ({why})")
+        listed = characters.path is None or name in DEFAULT_CHARACTERS
+        return Cards(
+            neko if listed else None,
+            Unknown(f"the server's localized default master card ({why})"),
+            Unknown(f"the default master card's {MASTER_NAME_FIELD} ({why})"),
+        )
+    if MASTER_CARD_KEY in doc:
+        master = effective_card(doc[MASTER_CARD_KEY], "master")
+        human = master.get(MASTER_NAME_FIELD, Unknown(f"the default master card's {MASTER_NAME_FIELD}"))
+        master_card: Any = master
+    else:
+        master_card = Unknown("the server's localized default master card (characters.json has no 主人)")
+        human = Unknown(f"the default master card's {MASTER_NAME_FIELD} (characters.json has no 主人)")
+    catgirls = doc.get(CHARACTERS_KEY)
+    if not catgirls:
+        why = f"characters.json has no {CHARACTERS_KEY!r} entries: the server's localized defaults"
+        default = Unknown(f"the default card of {name!r} ({why})") if name in DEFAULT_CHARACTERS else None
+        return Cards(default, master_card, human)
+    if not isinstance(catgirls, dict):
+        return Cards(error=f"its {CHARACTERS_KEY!r} is a JSON {_json_type(catgirls)}: AttributeError")
+    if name not in catgirls:
+        return Cards(None, master_card, human)
+    raw = copy.deepcopy(catgirls[name])
+    if isinstance(raw, dict):
+        migrate_catgirl_card(raw)
+    return Cards(effective_card(raw, "neko"), master_card, human)
+
+
+# -- fact 8: saving ---------------------------------------------------------------------------------
+
+
+def saved_bytes(persona: dict[str, Any]) -> bytes:
+    """Fact 8 (``persistence.py:556-573``, ``utils/file_utils.py:650-724``): ``json.dumps(persona,
+    ensure_ascii=False, indent=2)`` in UTF-8, no trailing newline (:func:`journal.codec.dumps_view`
+    is exactly that). On POSIX: the temp file's text mode writes ``\\r\\n`` on Windows.
+
+    Raises:
+        EnsureRaises: the save fails (a text UTF-8 cannot encode, nesting too deep): the cache
+            entry is dropped and ensure raises (``:571-573``); the file is kept.
+    """
+    try:
+        return dumps_view(persona)
+    except (ValueError, TypeError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+        raise EnsureRaises(f"its save fails ({type(exc).__name__}: {exc})") from exc
+
+
+# -- the composition --------------------------------------------------------------------------------
+
+
+def predict_persona_ensure(persona: FileInput, name: str, cards: Cards, settings: FileInput) -> PersonaEnsurePrediction:
+    """What the server's first ``aensure_persona(name)`` of a start does (§9.9 facts 1-8 in order).
+
+    Args:
+        persona: ``persona.json`` as read (:func:`read_input`).
+        name: the character (its folder's name).
+        cards: what ``aget_character_data()`` gives (:func:`cards_from`).
+        settings: the settings file the fill reads (:func:`settings_input`).
+    """
+    read = read_persona(persona)
+    if read.kind == "unknown":
+        return PersonaEnsurePrediction("unknown", f"{read.reason}: what persona ensure does is not known")
+    if read.kind == "raises":
+        return _raises(read.reason, None, True, EnsureRun())
+    run = EnsureRun()
+    try:
+        if read.kind == "dict":
+            assert read.value is not None
+            obj = read.value
+            renamed = migrate_v1_keys(obj)
+            run.changes.extend(renamed)
+            changed = bool(renamed)
+            if is_empty(obj):
+                run.changes.append("the persona is empty: settings fill (always saved)")
+                settings_fill(obj, name, cards, settings, run)
+                changed = True
+            changed |= card_sync(obj, name, cards, run)
+            action = "rewrite" if changed else "keep"
+        else:
+            obj = {}
+            settings_fill(obj, name, cards, settings, run)
+            card_sync(obj, name, cards, run)
+            action = "create" if persona.state == "missing" else "replace"
+        if run.blocked is not None:
+            return PersonaEnsurePrediction(
+                "unknown", f"persona ensure's read blocks or is not predicted: the {run.blocked}",
+                missing_inputs=tuple(run.missing),
+            )  # fmt: skip
+        if action == "keep":
+            return PersonaEnsurePrediction(
+                "keep",
+                "persona.json is readable and persona ensure changes nothing: nothing is written"
+                + (" (unless what it could not know changes it: it may rewrite)" if run.inexact else ""),
+                persona_after=_file_dict(persona),
+                missing_inputs=tuple(run.missing),
+                may_rewrite=run.inexact,
+            )
+        data = saved_bytes(obj)
+        if persona.state == "folder":
+            raise EnsureRaises("its save fails: os.replace onto a folder (IsADirectoryError)")
+    except EnsureRaises as exc:
+        return _raises(
+            str(exc),
+            _file_dict(persona) if read.kind == "dict" else ({} if persona.state == "missing" else None),
+            read.handlers_raise,
+            run,
+        )
+    messages = {
+        "rewrite": "persona ensure rewrites persona.json before replay, in the server's formatting",
+        "create": "no persona.json: persona ensure creates one (settings fill, then the character card)",
+        "replace": f"persona.json is unusable ({read.reason}): persona ensure silently replaces it with a fresh "
+        "persona (settings fill, then the character card) before replay; its previous content is lost",
+    }
+    return PersonaEnsurePrediction(
+        action,
+        messages[action] + (" (what it writes needs inputs not known here)" if run.inexact else ""),
+        persona_after=obj,
+        bytes_after=None if run.inexact else data,
+        changes=tuple(run.changes),
+        missing_inputs=tuple(run.missing),
+    )
+
+
+def _raises(reason: str, after: dict[str, Any] | None, handlers_raise: bool, run: EnsureRun) -> PersonaEnsurePrediction:
+    message = f"persona ensure raises ({reason}) and leaves persona.json as it is"
+    if handlers_raise:
+        message += "; every persona handler raises on the same read, so replay stops at the first persona event"
+    return PersonaEnsurePrediction(
+        "raises",
+        message,
+        persona_after=None if handlers_raise else after,
+        handlers_raise=handlers_raise,
+        missing_inputs=tuple(run.missing),
+        error=reason,
+    )
+
+
+def persona_ensure_at(
+    char_dir: str | os.PathLike[str], name: str, characters: CharacterList, *, refused: str | None = None
+) -> PersonaEnsurePrediction:
+    """:func:`predict_persona_ensure` for one character folder: reads ``persona.json`` (``refused``:
+    why it is not to be read, e.g. a link leading out of the folder), the settings file and the
+    cards from ``characters``."""
+    persona = read_input(Path(char_dir) / PERSONA, refused=refused)
+    return predict_persona_ensure(persona, name, cards_from(characters, name), settings_input(char_dir, name))
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def read_input(path: str | os.PathLike[str], *, refused: str | None = None) -> FileInput:
+    """Read one input as the server's ``open`` meets it (links followed), without blocking:
+    a FIFO, socket or device is ``special`` and not opened; ``refused`` is not read at all."""
+    p = os.fspath(path)
+    if refused is not None:
+        return FileInput("refused", detail=refused, path=p)
+    try:
+        with fs.open_regular(p) as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return FileInput("missing", path=p)
+    except IsADirectoryError:
+        return FileInput("folder", detail="a folder", path=p)
+    except fs.NotRegularFileError as exc:
+        return FileInput("special", detail=exc.strerror or str(exc), path=p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # os.path.exists is False for a link loop: the server creates
+            return FileInput("missing", detail="a symbolic link loop", path=p)
+        return FileInput("error", detail=exc.strerror or str(exc), path=p)
+    return FileInput("bytes", data, path=p)
+
+
+def _file_dict(persona: FileInput) -> dict[str, Any] | None:
+    """What the handlers read from the file as it is: a fresh parse of its dict, ``{}`` when missing."""
+    if persona.state == "missing":
+        return {}
+    if persona.state != "bytes":
+        return None
+    try:
+        value = loads_exact(persona.data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _iterate(value: Any) -> list[Any]:
+    """What ``for item in value`` yields for a JSON value (a string's characters, a dict's keys).
+
+    Raises:
+        TypeError: a number, boolean or null, as Python does.
+    """
+    if isinstance(value, (list, str, dict)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__!r} object is not iterable")
+
+
+def _inside(root_real: str, path_real: str) -> bool:
+    try:
+        return os.path.commonpath([root_real, path_real]) == root_real
+    except ValueError:  # another drive
+        return False
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
