@@ -26,14 +26,13 @@ from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import archive_target, try_apply
 from journal.reader import events_at, iter_journal_from
 from journal.sentinel import SentinelInfo
+from journal.serverpersona import persona_ensure_at
 from journal.serverrules import (
     CharacterList,
     ServerReader,
     ServerRecord,
     Undecodable,
     append_glues,
-    ensure_persona,
-    fresh_persona,
     journal_undecodable,
     live_write_orphans,
     outside,
@@ -69,8 +68,11 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     folder = c.folder
     assert folder is not None
     view = folder.view(PERSONA, dict)
-    ensure = ensure_persona(view.exists, view.error, view.refused)
+    ensure = persona_ensure_at(
+        c.dir, c.diag.name, characters, refused="a link leading out of the folder" if view.refused else None
+    )
     s.persona = (ensure.action, ensure.message)
+    s.persona_ensure = ensure
     if not c.journal_ok:
         s.sentinel = c.diag.sentinel
         return s
@@ -93,11 +95,13 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         for _ in records:
             pass
         s.unapplied = records.count
-        if ensure.action in ("replace", "create"):
+        if ensure.writes:
             s.writes = [(PERSONA, False)]
         s.deletes = _swept(c, s.writes)
         return s
-    store = ProjectionStore(folder, replaced={PERSONA: fresh_persona()} if ensure.action == "replace" else None)
+    # The pending persona events meet the persona as ensure leaves it (§9.9).
+    replaced = {PERSONA: ensure.persona_after} if ensure.writes and ensure.persona_after is not None else None
+    store = ProjectionStore(folder, replaced=replaced)
     written: set[str] = set()
     records = _ServerRecords(c, reader, start, floor)
     # The tail-decision engine with the server's rules: its reader's records, no applied set, no
@@ -121,7 +125,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
             s.ours_past_stop += 1
     s.replays = records.count
     s.unapplied = records.count - s.applied
-    if ensure.action in ("replace", "create"):
+    if ensure.writes:
         written.add(PERSONA)
     if s.applied:
         written.add(SENTINEL_NAME)
@@ -284,13 +288,20 @@ def check_server_start(c: Character, s: ServerStart) -> None:
     """The ``server.*`` findings: where the server's next start does harm, or differs from what
     our guarded replay would do (README: Where we deliberately differ from the memory server)."""
     add = c.findings.add
-    if s.characters_file is not None and s.reconciled is None:
+    defaults = c.characters.defaults  # §9.8 item 10: it cannot use the file, and uses its defaults
+    if s.characters_file is not None and (s.reconciled is None or defaults):
         add("server.characters_file", "warning", f"{s.characters_file} {_characters_error(c)}")
     if s.reconciled is False:
+        where = (
+            "the memory server's default characters (only 'test'), which it uses because its characters.json "
+            "cannot be used"
+            if defaults
+            else s.characters_file
+        )
         add(
             "server.not_reconciled",
             "info",
-            f"{c.diag.name} is not listed in {s.characters_file}: the memory server never reconciles it "
+            f"{c.diag.name} is not listed in {where}: the memory server never reconciles it "
             "(its outbox still runs, if it has one)",
         )
         s.notes.append("not reconciled: the character is not in characters.json")

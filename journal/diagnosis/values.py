@@ -18,6 +18,7 @@ from journal.sentinel import SentinelInfo
 
 if TYPE_CHECKING:
     from journal.engine import TailDecisions
+    from journal.serverpersona import PersonaEnsurePrediction
     from journal.serverrules import Undecodable
 
 SEVERITIES = ("info", "warning", "error")
@@ -260,6 +261,8 @@ class ServerStart:
         unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
         outbox: pending outbox operations it starts in the background (not awaited).
         notes: the server's side of each deliberate difference that applies to this folder.
+        persona_ensure: persona ensure's prediction in full (:mod:`journal.serverpersona`), when it
+            runs.
         deletes: files it deletes, relative to the folder: the temp files older than 24 h in a
             folder it writes into (memory-format §4.5 correction).
         raises: where its reconcile of the character raises on bytes that are not UTF-8 (the
@@ -288,6 +291,7 @@ class ServerStart:
     ours_past_stop: int = 0
     raises: Undecodable | None = None
     deletes: list[str] = field(default_factory=list)
+    persona_ensure: PersonaEnsurePrediction | None = None
 
     def applies(self, index: int, line: int) -> bool:
         """Whether its replay applies our event ``index`` (on journal ``line``): at or after where
@@ -316,6 +320,10 @@ class ServerStart:
             )
         if self.persona[0] == "replace":
             parts.append("replaces persona.json with a fresh persona")
+        elif self.persona[0] == "rewrite":
+            parts.append("rewrites persona.json (persona ensure)")
+        elif self.persona[0] == "create":
+            parts.append("creates persona.json")
         if self.raises is not None:
             pass
         elif self.replays == 0:
@@ -344,7 +352,13 @@ class ServerStart:
                 "event_id": self.sentinel.event_id,
                 "index": self.sentinel.index,
             },
-            "persona_ensure": {"action": self.persona[0], "message": self.persona[1]},
+            "persona_ensure": {
+                "action": self.persona[0],
+                "message": self.persona[1],
+                "changes": [] if self.persona_ensure is None else list(self.persona_ensure.changes),
+                "missing_inputs": [] if self.persona_ensure is None else list(self.persona_ensure.missing_inputs),
+                "may_rewrite": self.persona_ensure is not None and self.persona_ensure.may_rewrite,
+            },
             "replay": {
                 "events": self.replays,
                 "applied": self.applied,

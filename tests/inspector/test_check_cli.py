@@ -126,8 +126,16 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "sentinel": {"state": "ok", "event_id": b.events[8], "index": 8},
                     "persona_ensure": {
                         "action": "keep",
-                        "message": "persona.json is readable: persona ensure keeps it (migrations and card sync "
-                        "may touch it)",
+                        "message": "persona.json is readable and persona ensure changes nothing: nothing is "
+                        "written (unless what it could not know changes it: it may rewrite)",
+                        "changes": [],
+                        "missing_inputs": [
+                            f"the server's localized default card of {b.name!r} (no characters.json found): the "
+                            "neko card sync may change neko.facts",
+                            "the server's localized default master card (no characters.json found): the master "
+                            "card sync may change master.facts",
+                        ],
+                        "may_rewrite": True,
                     },
                     "replay": {
                         "events": 2,
@@ -241,8 +249,16 @@ def test_server_findings_count_for_the_exit_code(capsys: pytest.CaptureFixture[s
     code, out, err = check(capsys, str(root), "--json")
     assert (code, err) == (1, "")  # the only warning is a server.* finding
     [c] = json.loads(out)["characters"]
-    assert [(f["code"], f["severity"]) for f in c["findings"]] == [("server.characters_file", "warning")]
-    assert c["server_start"]["characters_file"] == str(listing)
+    # §9.8 item 10: a characters.json it cannot read makes the server use its defaults (only 'test')
+    server = {f["code"]: f for f in c["findings"] if f["code"].startswith("server.")}
+    assert {k: f["severity"] for k, f in server.items()} == {
+        "server.characters_file": "warning",
+        "server.not_reconciled": "info",
+    }
+    assert [f["severity"] for f in c["findings"] if not f["code"].startswith("server.")] in ([], ["info"])
+    assert "only 'test'" in server["server.characters_file"]["message"]
+    assert "only 'test'" in server["server.not_reconciled"]["message"]
+    assert c["server_start"]["characters_file"] == str(listing) and c["server_start"]["reconciled"] is False
     listing.write_text(json.dumps({"猫娘": {"someone-else": {}}}, ensure_ascii=False), encoding="utf-8")
     code, out, _ = check(capsys, str(root), "--json")
     assert code == 0  # not reconciled is info only
