@@ -119,53 +119,6 @@ def reconciles(characters: CharacterList, name: str) -> bool | None:
     return None if characters.names is None else name in characters.names
 
 
-# -- §4.2 step 4, §9.2: persona ensure before replay -------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PersonaEnsure:
-    """What the server's ``aensure_persona`` does to ``persona.json`` before it reconciles.
-
-    ``action``: ``keep`` (readable dict: migrations and card sync may still touch it), ``create``
-    (no file: built from the character card), ``replace`` (unreadable or not a dict: replaced
-    with a fresh persona from the card, silently; the old content is lost), ``unknown`` (a file
-    the inspector does not read, for safety).
-    """
-
-    action: str
-    message: str
-
-
-def ensure_persona(exists: bool, error: str | None, refused: bool) -> PersonaEnsure:
-    """Persona ensure's effect, given how ``persona.json`` reads (§4.2 step 4, §9.2).
-
-    Superseded by :func:`journal.serverpersona.persona_ensure_at` (§9.9 exactly: a file that is not
-    valid UTF-8 is kept, and ensure raises), kept until its caller moves there."""
-    if refused:
-        return PersonaEnsure(
-            "unknown", "persona.json was not read (refused for safety): what persona ensure does is not known"
-        )
-    if not exists:
-        return PersonaEnsure("create", "no persona.json: persona ensure builds one from the character card")
-    if error is not None:
-        return PersonaEnsure(
-            "replace",
-            f"persona.json is unusable ({error}): persona ensure silently replaces it with a fresh persona "
-            "built from the character card, before replay; its previous content is lost",
-        )
-    return PersonaEnsure(
-        "keep", "persona.json is readable: persona ensure keeps it (migrations and card sync may touch it)"
-    )
-
-
-def fresh_persona() -> dict[str, Any]:
-    """The persona replay meets after a ``replace`` (§9.2). The card's entries are not known here;
-    none of the journal's entries are in it, so its persona events find no entry.
-
-    Superseded by ``persona_after`` of :func:`journal.serverpersona.persona_ensure_at`."""
-    return {}
-
-
 # -- §4.1 step 2, §9.3: the server's reader ----------------------------------------------------------
 
 
