@@ -23,7 +23,6 @@ import msgspec
 from journal import fs
 from journal.codec import loads_exact
 from journal.events import Event, is_unicode
-from journal.reader import is_damaged_line
 from journal.sentinel import SentinelInfo, locate_sentinel
 from journal.shards import shard_entry_ids
 from journal.views import SentinelRead, undecodable_at
@@ -203,31 +202,6 @@ class Undecodable:
     file: str
     offset: int
     line: int | None = None
-
-
-def journal_undecodable(path: str | os.PathLike[str], defects: Iterable[Any]) -> Undecodable | None:
-    """The first byte of the journal its reader cannot decode (§9.8.1), given our reader's located
-    defects; ``None`` when every byte decodes.
-
-    The server opens the journal as UTF-8 text and catches only ``JSONDecodeError`` per line, so
-    one such byte anywhere makes its whole read raise: its reconcile replays nothing for the
-    character. Our reader takes an event only from valid UTF-8, so such bytes can only be in a
-    damaged line (a line that is not UTF-8, a torn fragment, glued or last): those lines are read
-    again, in file order, from their offsets.
-
-    Raises:
-        OSError: the journal cannot be read again.
-    """
-    damaged = sorted((d for d in defects if is_damaged_line(d)), key=lambda d: d.offset)
-    if not damaged:
-        return None
-    with fs.open_regular(path) as fh:
-        for d in damaged:
-            fh.seek(d.offset)
-            bad = undecodable_at(fh.read(d.length))
-            if bad is not None:
-                return Undecodable("events.ndjson", d.offset + bad, d.line)
-    return None
 
 
 def sentinel_undecodable(sentinel: SentinelRead) -> Undecodable | None:

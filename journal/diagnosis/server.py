@@ -25,6 +25,7 @@ from journal.engine import Apply, TailPass, decide_tail
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import archive_target, try_apply
 from journal.reader import events_at, iter_journal_from
+from journal.repair import undecodable_fragments
 from journal.sentinel import SentinelInfo
 from journal.serverpersona import persona_ensure_at
 from journal.serverrules import (
@@ -33,7 +34,6 @@ from journal.serverrules import (
     ServerRecord,
     Undecodable,
     append_glues,
-    journal_undecodable,
     live_write_orphans,
     outside,
     reconciles,
@@ -205,10 +205,15 @@ class _ServerRecords:
 
 
 def _journal_undecodable(c: Character) -> Undecodable | None:
-    try:
-        return journal_undecodable(c.journal_path, c.defects)
-    except OSError:
-        return None  # the journal changed or vanished since it was read: the next diagnosis says
+    """The first byte of the journal the server's reader cannot decode (§9.8.1): its reader opens the
+    journal as UTF-8 text, so one such byte anywhere makes its whole read raise. They are the
+    fragments the journal repair moves out (:func:`journal.repair.undecodable_fragments`, the one
+    home of which bytes those are; it reads again only the damaged lines our reader located)."""
+    fragments = undecodable_fragments(c.journal_path, c.defects)
+    if not fragments:
+        return None
+    first = fragments[0]
+    return Undecodable(JOURNAL_NAME, first.offset + first.bad_at, first.line)
 
 
 def _index_of(c: Character, event_id: str) -> int:
