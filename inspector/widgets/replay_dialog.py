@@ -40,6 +40,7 @@ from inspector.core.replay.flow import (
     ReplayOutcome,
     Review,
     Scope,
+    describe_journal_repair,
     describe_outcome,
 )
 
@@ -207,10 +208,21 @@ class ReplayDialog(QDialog):
             self.park_combo.addItem(self.plan.park.event.label(), self.plan.scope.park)
         for b in held:
             self.park_combo.addItem(f"#{b.index} {b.type} ({b.reason})", b.event_id)
+        # The journal repair: offered when the journal holds bytes the memory server cannot decode.
+        fragments = len(self.plan.undecodable)
+        self.scope_repair_journal = QRadioButton(f"Repair &journal ({fragments} not UTF-8)")
+        self.scope_repair_journal.setToolTip(
+            "Move the bytes of events.ndjson that are not UTF-8 into events.ndjson.damaged (losslessly), keeping "
+            "every complete record: the memory server cannot read a journal that holds them, and replays nothing "
+            "for this character until they are gone. Nothing is replayed."
+        )
         group = QButtonGroup(box)
-        for b in (self.scope_tail, self.scope_until, self.scope_repair, self.scope_park):
+        for b in (self.scope_tail, self.scope_until, self.scope_repair, self.scope_park, self.scope_repair_journal):
             group.addButton(b)
             b.setEnabled(editable)
+        self.scope_repair_journal.setEnabled(
+            editable and (fragments > 0 or self.plan.scope.kind == "repair_journal")
+        )
         self.scope_until.setEnabled(editable and bool(self._pending))
         self.until_combo.setEnabled(editable and bool(self._pending))
         can_park = self.park_combo.count() > 0
@@ -222,9 +234,11 @@ class ReplayDialog(QDialog):
         row.addWidget(self.scope_repair)
         row.addWidget(self.scope_park)
         row.addWidget(self.park_combo, 1)
+        row.addWidget(self.scope_repair_journal)
         kind = self.plan.scope.kind
         radios = {"tail": self.scope_tail, "until": self.scope_until, "repair": self.scope_repair}
         radios["park"] = self.scope_park
+        radios["repair_journal"] = self.scope_repair_journal
         radios[kind].setChecked(True)
         for combo, value in ((self.until_combo, self.plan.scope.until), (self.park_combo, self.plan.scope.park)):
             if value is not None:
@@ -255,6 +269,8 @@ class ReplayDialog(QDialog):
                 f"The decision is recorded in events_parked.ndjson and in the report; {len(park.released)} held "
                 "event(s) of its entry then apply (listed below, with what they change)."
             )
+        if plan.scope.kind == "repair_journal":
+            summary = "\n".join(describe_journal_repair(plan))
         if not plan.journal_present:
             summary = "No journal in this folder (views only): nothing to replay."
         self.summary_label = QLabel(summary)
@@ -284,6 +300,10 @@ class ReplayDialog(QDialog):
         self.diff_view.setHeaderLabels(["Change", "Before", "After"])
         self._fill_diff()
         col.addWidget(self.diff_view, 2)
+        if plan.scope.kind == "repair_journal":
+            # Nothing is replayed: the summary above lists the fragments and the change to each file.
+            self.events_view.setVisible(False)
+            self.diff_view.setVisible(False)
         return box
 
     def _fill_diff(self) -> None:
@@ -317,6 +337,8 @@ class ReplayDialog(QDialog):
         """The scope the radio buttons (and the event combo) select."""
         if self.scope_repair.isChecked():
             return Scope("repair")
+        if self.scope_repair_journal.isChecked():
+            return Scope("repair_journal")
         if self.scope_park.isChecked() and self.park_combo.currentData() is not None:
             return Scope("park", park=str(self.park_combo.currentData()))
         if self.scope_until.isChecked() and self.until_combo.currentData() is not None:
@@ -342,6 +364,7 @@ class ReplayDialog(QDialog):
             self.until_combo,
             self.scope_park,
             self.park_combo,
+            self.scope_repair_journal,
         ):
             b.setEnabled(False)
 

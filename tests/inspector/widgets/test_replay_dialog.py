@@ -25,6 +25,7 @@ from journal.reader import read_journal
 from journal.shards import REFLECTION_ARCHIVE, load_shard
 from journal.views import read_sentinel
 from tests.inspector.replay_cases import CHARACTER, SHARD, build_case, hash_tree, unapplied
+from tests.journal._repair_kit import glue_onto_torn_utf8
 
 pytestmark = [pytest.mark.gui, pytest.mark.usefixtures("replay_env")]
 
@@ -534,3 +535,27 @@ def test_the_heading_follows_the_result_and_the_diff_is_readable(qtbot, root, ba
     title = dialog.plan_box.title()
     assert "nothing has been written" not in title and "carried out: applied" in title
     assert str(run.outcome.backup.path) in title
+
+
+def test_the_dialog_offers_the_journal_repair_when_the_journal_is_not_utf8(qtbot, root):
+    plan, pf, pending = _plan(root, "pending_tail")
+    dialog = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(dialog)
+    assert not dialog.scope_repair_journal.isEnabled()  # a journal that decodes: nothing to repair
+
+    glue_onto_torn_utf8(root / CHARACTER)
+    target = gr.resolve_target(root, CHARACTER)
+    plan = gr.make_plan(target)
+    dialog = ReplayDialog(plan, pf, pending)
+    qtbot.addWidget(dialog)
+    assert dialog.scope_repair_journal.isEnabled() and "1 not UTF-8" in dialog.scope_repair_journal.text()
+    dialog.scope_repair_journal.setChecked(True)
+    assert dialog.choice() == ReplayChoice("replan", Scope("repair_journal"))
+
+    repair = gr.make_plan(target, Scope("repair_journal"))
+    shown = ReplayDialog(repair, pf, pending)
+    qtbot.addWidget(shown)
+    assert shown.scope_repair_journal.isChecked() and shown.apply_button.isEnabled()
+    text = shown.summary_label.text()
+    assert "not UTF-8" in text and "events.ndjson.damaged" in text and "Changes:" in text
+    assert shown.diff_view.isHidden() and shown.events_view.isHidden()
