@@ -20,6 +20,7 @@ from typing import Any
 from journal.codec import same_json
 from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
+from journal.diagnosis.server_after import predict_after_reconcile
 from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
 from journal.engine import Apply, TailPass, decide_tail
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
@@ -97,7 +98,8 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         s.unapplied = records.count
         if ensure.writes:
             s.writes = [(PERSONA, False)]
-        s.deletes = _swept(c, s.writes)
+        predict_after_reconcile(c, s, ProjectionStore(folder), ensure.persona_after)
+        s.deletes = [*_swept(c, s.writes), *s.deletes]
         return s
     # The pending persona events meet the persona as ensure leaves it (§9.9).
     replaced = {PERSONA: ensure.persona_after} if ensure.writes and ensure.persona_after is not None else None
@@ -131,7 +133,8 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         written.add(SENTINEL_NAME)
     # the store's writes, then the shards written where a payload's basename leads (once each)
     s.writes = [(w, False) for w in sorted(written)] + [w for w in dict.fromkeys(s.writes) if w[0] not in written]
-    s.deletes = _swept(c, s.writes)
+    predict_after_reconcile(c, s, store, ensure.persona_after)
+    s.deletes = [*_swept(c, s.writes), *s.deletes]
     for change in _changes(store):
         s.changes_total += 1
         if len(s.changes) < MAX_CHANGES:
@@ -505,8 +508,29 @@ def _replay_findings(c: Character, s: ServerStart) -> None:
             "reader reads past the BOM (memory-format §9.8.5)",
             file=JOURNAL_NAME,
         )
+    if s.evidence_seeds and s.migration_orphans:
+        n = s.migration_orphans
+        add(
+            "server.migration_orphans",
+            "error",
+            f"after reconcile, the memory server's one-shot evidence migration (persona.json lacks its marker "
+            f"__meta__/__evidence_migration_v1__) makes {s.evidence_seeds} live write"
+            f"{'s' if s.evidence_seeds != 1 else ''}, each appending an event and moving the sentinel to the journal "
+            f"end: the {n} record{'s' if n != 1 else ''} reconcile left unapplied {'are' if n != 1 else 'is'} "
+            "orphaned during this very start (memory-format §9.8.7). Fix what stops its replay first",
+            file=PERSONA,
+        )
     torn = any(d.kind == "torn_tail" for d in c.defects)
-    if append_glues(torn):
+    if append_glues(torn) and s.migration_glues:
+        add(
+            "server.next_append_glued",
+            "error",
+            "the journal ends in a torn line, and the memory server's evidence migration appends during its next "
+            "start: its first event is glued onto the fragment and lost, and the sentinel then names an event its "
+            "reader cannot see, so every later start replays the whole journal; our library writes a newline first",
+            file=JOURNAL_NAME,
+        )
+    elif append_glues(torn):
         add(
             "server.next_append_glued",
             "warning",

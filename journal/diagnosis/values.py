@@ -18,6 +18,7 @@ from journal.sentinel import SentinelInfo
 
 if TYPE_CHECKING:
     from journal.engine import TailDecisions
+    from journal.servermigrations import ArchiveMigration
     from journal.serverpersona import PersonaEnsurePrediction
     from journal.serverrules import Undecodable
 
@@ -67,6 +68,7 @@ FINDING_CODES = (
     "server.journal_undecodable",
     "server.sentinel_undecodable",
     "server.reader_differs",
+    "server.migration_orphans",
     "replay.held",
     "view.moved_on",
 )
@@ -265,6 +267,14 @@ class ServerStart:
             runs.
         deletes: files it deletes, relative to the folder: the temp files older than 24 h in a
             folder it writes into (memory-format §4.5 correction).
+        evidence_seeds: after reconcile, how many live writes its one-shot evidence migration makes
+            (``None``: it does not run, its marker is in ``persona.json``; memory-format §9.8.7).
+        migration_orphans: records reconcile left unapplied that those writes orphan (each moves
+            the sentinel to the journal end) during the same start.
+        migration_glues: the journal ends in a torn line, so the migration's first append is glued
+            onto it and lost, and the sentinel then names an event its reader cannot see.
+        archive: its archive migration of a flat ``reflections_archive.json`` into shards, when it
+            runs at this start.
         raises: where its reconcile of the character raises on bytes that are not UTF-8 (the
             journal or the sentinel, memory-format §9.8.1-2): it then replays nothing, at this
             start and every later one (``None``: it does not).
@@ -292,6 +302,10 @@ class ServerStart:
     raises: Undecodable | None = None
     deletes: list[str] = field(default_factory=list)
     persona_ensure: PersonaEnsurePrediction | None = None
+    evidence_seeds: int | None = None
+    migration_orphans: int = 0
+    migration_glues: bool = False
+    archive: ArchiveMigration | None = None
 
     def applies(self, index: int, line: int) -> bool:
         """Whether its replay applies our event ``index`` (on journal ``line``): at or after where
@@ -377,6 +391,17 @@ class ServerStart:
             "reconcile_raises": None
             if self.raises is None
             else {"file": self.raises.file, "offset": self.raises.offset, "line": self.raises.line},
+            "after_reconcile": {
+                "evidence_migration": None
+                if self.evidence_seeds is None
+                else {"seeds": self.evidence_seeds, "orphans": self.migration_orphans, "glues": self.migration_glues},
+                "archive_migration": None
+                if self.archive is None
+                else {
+                    "dates": None if self.archive.dates is None else list(self.archive.dates),
+                    "undated": self.archive.undated,
+                },
+            },
         }
 
 

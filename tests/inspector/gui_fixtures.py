@@ -9,7 +9,9 @@ from typing import Any
 
 from journal import EventLog, read_journal, read_sentinel
 from journal.diagnosis import CharacterDiagnosis, EventInfo, EventList, JournalStats, SentinelInfo
+from journal.fixtures.seed import EVIDENCE_MARKER
 from journal.handlers import entry_ref
+from journal.servermigrations import MARKER_SECTION
 from journal.views import PERSONA, REFLECTIONS
 
 TEXT = "Master drinks green tea every evening"
@@ -25,10 +27,13 @@ def write_character(root: Path, name: str = "alice", *, applied: int = 5, pendin
     char_dir = root / name
     char_dir.mkdir(parents=True, exist_ok=True)
     (char_dir / REFLECTIONS).write_text(json.dumps([reflection(i) for i in range(4)], indent=2), encoding="utf-8")
-    (char_dir / PERSONA).write_text(
-        json.dumps({"master": {"facts": [{"id": "card_1a2b3c4d", "text": "Name: Alice"}]}}, indent=2),
-        encoding="utf-8",
-    )
+    # With the evidence migration's marker, as in a folder the memory server has started on
+    # (memory-format §9.8.7): its next start then runs no one-shot migration.
+    persona = {
+        "master": {"facts": [{"id": "card_1a2b3c4d", "text": "Name: Alice"}]},
+        MARKER_SECTION: {"facts": [EVIDENCE_MARKER]},
+    }
+    (char_dir / PERSONA).write_text(json.dumps(persona, indent=2), encoding="utf-8")
     log = EventLog(root)
     for i in range(applied):
         append_applied(log, name, i % 4, 0.5 * (i + 1))

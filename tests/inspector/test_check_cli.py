@@ -179,6 +179,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "summary": "the memory server's next start replays 2 events, changes 2 entries",
                     "reconcile_raises": None,
                     "deletes": [],
+                    "after_reconcile": {"evidence_migration": None, "archive_migration": None},
                 },
             }
         ],
