@@ -42,7 +42,7 @@ from inspector.core.check_report import dumps_json, write_human
 from inspector.core.jobs import CancelToken
 from inspector.core.payloads import SUMMARY_LIMIT, RecordReader, record_summary
 from inspector.core.redaction import damaged_token, redact_tree
-from inspector.core.timeline import DEFECT_TEXT, CharacterTimeline, Row, defect_summary
+from inspector.core.timeline import DEFECT_TEXT, UNCHECKED, CharacterTimeline, Row, defect_summary
 from inspector.core.timestamps import format_ts
 from journal.codec import loads_exact
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventInfo
@@ -91,7 +91,8 @@ def cell_text(row: Row, state: str, col: int) -> str:
             return row.entry or ""
         if col == COL_STATE:
             label = STATE_LABELS.get(state, state)
-            return f"{label} · {row.reason}" if row.reason and state != "loading" else label
+            # A row changed since the last diagnosis shows no reason: the one it had may not hold any more.
+            return f"{label} · {row.reason}" if row.reason and state not in ("loading", UNCHECKED) else label
         return ""
     if col == COL_TIME:
         return f"line {row.line}"

@@ -19,6 +19,7 @@ from inspector.core.export import (
     COL_TIME,
     COL_TYPE,
     RowSet,
+    cell_text,
     character_report,
     csv_bytes,
     findings_bytes,
@@ -30,9 +31,9 @@ from inspector.core.export import (
 )
 from inspector.core.filtering import DAMAGED_TYPE, FilterError, TimelineFilter, apply_filter, first_at_or_after
 from inspector.core.jobs import Cancelled, CancelToken
-from inspector.core.timeline import CharacterTimeline
+from inspector.core.timeline import UNCHECKED, CharacterTimeline
 from inspector.core.timestamps import format_ts, parse_time_input, ts_key
-from journal.diagnosis import Finding, diagnose_path
+from journal.diagnosis import EventInfo, Finding, diagnose_path
 from journal.events import encode_event, make_event
 from tests.inspector.gui_fixtures import hand_diagnosis
 
@@ -251,3 +252,9 @@ def test_an_export_inside_the_opened_folder_is_refused(tmp_path):
     assert refused_target(tmp_path / "rows.csv", None) is None
     (tmp_path / "link").symlink_to(opened / "alice")
     assert refused_target(tmp_path / "link" / "rows.csv", opened) is not None
+
+
+def test_a_row_changed_since_the_diagnosis_copies_without_its_old_reason():
+    held = EventInfo(3, 4, 100, "e3", "persona.entry_updated", "2026-05-01T09:00:00", "master/x", "pending", "held")
+    assert cell_text(held, "pending", COL_STATE).endswith("· held")  # the diagnosis's reason, beside its state
+    assert cell_text(held, UNCHECKED, COL_STATE) == UNCHECKED  # that reason may not hold any more
