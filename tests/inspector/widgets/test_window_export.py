@@ -15,6 +15,7 @@ import pytest
 from inspector.controllers import export as export_controller
 from inspector.core.check_report import dumps_json, write_human
 from inspector.core.prompter import HeadlessPrompter
+from journal import EventLog
 from journal.diagnosis import diagnose_path
 from tests.inspector.widgets.folders_for_gui import SECRET, two_characters
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401
@@ -90,6 +91,23 @@ def test_the_findings_export_as_check_reports_them(qtbot, opened):
     printed = io.StringIO()
     write_human(check, printed)
     assert (out / "findings.txt").read_text(encoding="utf-8") == printed.getvalue()
+
+
+def test_the_findings_are_not_exported_while_rows_are_not_yet_checked(qtbot, opened):
+    window, prompter, root, out = opened
+    model = window.session.timeline_model
+    journal = root / "alice" / "events.ndjson"
+    before = journal.read_bytes()
+    try:
+        with qtbot.waitSignal(model.rowsInserted, timeout=10_000):
+            EventLog(root).append("alice", "reflection.evidence_updated", {"reflection_id": "ref_0000000000000001"})
+        assert window.session.timeline().unchecked  # the re-diagnosis is merged from the event loop, later
+        prompter.save_path = str(out / "findings.json")
+        window.row_actions.export_findings_actions[0].trigger()
+        assert prompter.errors and "not yet checked" in prompter.errors[-1][1]
+        assert not (out / "findings.json").exists()
+    finally:
+        journal.write_bytes(before)  # the fixture proves the window wrote nothing: only this test did
 
 
 def test_an_export_inside_the_opened_folder_is_refused(qtbot, opened):
