@@ -17,6 +17,7 @@ from inspector.cli import build_command_parser, main
 from inspector.core import replay as gr
 from journal import fs
 from journal.appliedset import read_applied_set
+from journal.diagnosis import diagnose_character
 from journal.events import JOURNAL_NAME
 from journal.fixtures import server_lock_held, zip_export
 from journal.reader import read_journal
@@ -240,3 +241,20 @@ def test_a_journal_that_changes_after_the_plan_is_re_planned(root, backups):
     again = gr.make_plan(target, gr.Scope("repair_journal"))
     assert again.journal_repair is not None and len(again.journal_repair.fragments) == 1
     assert gr.execute(again, backup_root=backups).status == "applied"
+
+
+@pytest.mark.parametrize("damage", ["torn", "glued", "several"])
+def test_after_the_repair_the_server_model_predicts_a_start_that_reads_the_journal(root, backups, capsys, damage):
+    cd = build_case(root, "pending_tail")
+    {"torn": kit.torn_utf8_tail, "glued": kit.glue_onto_torn_utf8, "several": kit.several}[damage](cd)
+    before = diagnose_character(cd)
+    assert before.server_start is not None and before.server_start.raises is not None
+    assert "server.journal_undecodable" in {f.code for f in before.findings}
+    assert repair(root, backups, "--yes") == 0
+    capsys.readouterr()
+    after = diagnose_character(cd)
+    s = after.server_start
+    assert s is not None and s.raises is None  # it reads the journal again, and replays its tail
+    assert "server.journal_undecodable" not in {f.code for f in after.findings}
+    # the records it could not reach now replay (and a record that was glued is visible to it now)
+    assert s.replays >= before.server_start.unapplied > 0
