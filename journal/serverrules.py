@@ -288,6 +288,18 @@ def swept_temp_files(folder: str | os.PathLike[str], now: float) -> list[str]:
     return out
 
 
+# -- §9.8.9: its handlers compare with != -------------------------------------------------------------
+
+
+def server_sees_change(before: Any, after: Any) -> bool:
+    """Whether the server's handler reports a change to a view, and so saves it (§9.8.9: its
+    handlers compare each field with Python's ``!=``, ``memory/evidence_handlers.py:104``, ``:155``,
+    ``:214``, ``:277``). ``0`` in a view against ``0.0`` in an event (or ``1`` against ``True``) is no
+    change to it: it writes nothing and the view keeps its value. Our handlers compare JSON values
+    strictly (:func:`journal.codec.same_json`), so our replay does rewrite such a view."""
+    return bool(before != after)
+
+
 def server_reads_sentinel(sentinel: SentinelRead) -> bool:
     """Whether what the server's read of the sentinel finds can be known (§3.2).
 

@@ -44,6 +44,7 @@ from journal.serverrules import (
     server_reader,
     server_reads_sentinel,
     server_records_at,
+    server_sees_change,
     server_sentinel,
     server_sentinel_writable,
     server_shard_path,
@@ -52,7 +53,7 @@ from journal.serverrules import (
     swept_temp_files,
     without_shard,
 )
-from journal.views import PERSONA
+from journal.views import PERSONA, REFLECTIONS, copy_json
 
 #: At most this many changed entries are listed (``changes_total`` counts them all).
 MAX_CHANGES = 100
@@ -207,6 +208,23 @@ class _ServerRecords:
             yield None, r, dup_events.get(r.offset)
 
 
+#: The events whose handler writes one view and nothing else (the archive events also write shards),
+#: with the view's top-level type: where the server's `!=` can make a save none (§9.8.9).
+_EVIDENCE_VIEWS: dict[str, tuple[str, type]] = {
+    "reflection.evidence_updated": (REFLECTIONS, list),
+    "persona.evidence_updated": (PERSONA, dict),
+    "persona.entry_updated": (PERSONA, dict),
+}
+
+
+def _loaded(store: ProjectionStore, view: tuple[str, type]) -> Any:
+    """A copy of the part of a view the next handler sees (``None`` when it cannot be loaded)."""
+    try:
+        return copy_json(store.load_view(*view))
+    except Exception:
+        return None  # the handler meets the same failure and says why
+
+
 def _journal_undecodable(c: Character) -> Undecodable | None:
     """The first byte of the journal the server's reader cannot decode (§9.8.1): its reader opens the
     journal as UTF-8 text, so one such byte anywhere makes its whole read raise. They are the
@@ -230,7 +248,15 @@ def _server_apply(c: Character, s: ServerStart, store: ProjectionStore, written:
 
     def run(ev: Event, payload: Any) -> tuple[str, str] | None:
         store.focus(payload)
+        view = _EVIDENCE_VIEWS.get(ev.type)
+        before = _loaded(store, view) if view is not None else None
         reason = try_apply(c.registry, store, ev.type, payload)[0]
+        saved = reason is None and view is not None and before is not None and view[0] in store.written
+        if saved and view is not None and not server_sees_change(before, _loaded(store, view)):
+            # No change to the server's `!=` (0 against 0.0): it saves nothing, and the view keeps
+            # its own values (§9.8.9).
+            store.save_view(view[0], before)
+            store.written.discard(view[0])
         written.update(store.written)
         return reason
 

@@ -1,4 +1,5 @@
-"""What the server's start deletes: its atomic writes sweep stale temp files (issue 24 item 5).
+"""What the server's start writes and deletes: its atomic writes sweep stale temp files (issue 24
+item 5), and its handlers' ``!=`` makes a save of an equal number none (item 6).
 
 memory-format §4.5 (correction): every ``atomic_write_text`` first sweeps the target's folder of
 names matching ``^\\.nkatmp[^.]+\\.tmp$`` older than 24 h. So the start deletes such files in each
@@ -7,13 +8,17 @@ folder it writes into, and only those.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
 from pathlib import Path
 
+from journal import EventLog, fs
 from journal.diagnosis import diagnose_character
-from journal.fixtures import FIXTURE_NOW, healthy, pending_tail
+from journal.events import SENTINEL_NAME
+from journal.fixtures import FIXTURE_NOW, REFLECTION_IDS, healthy, pending_tail
 from journal.shards import REFLECTION_ARCHIVE
+from journal.views import REFLECTIONS
 
 DAY = 86_400
 
@@ -45,3 +50,21 @@ def test_a_start_that_writes_nothing_deletes_nothing(tmp_path: Path) -> None:
     _temp(b.path / ".nkatmpk3_9zq1x.tmp", 10 * DAY, FIXTURE_NOW)
     s = diagnose_character(b.path, now=FIXTURE_NOW).server_start
     assert s is not None and s.writes == [] and s.deletes == []
+
+
+# -- item 6: the server's handlers compare with != (memory-format §9.8.9) -------------------------------
+
+
+def test_an_int_in_the_view_against_the_same_float_in_the_event_is_no_change_for_the_server(tmp_path: Path) -> None:
+    b = healthy(tmp_path)
+    rid = REFLECTION_IDS[0]
+    refl = json.loads((b.path / REFLECTIONS).read_text(encoding="utf-8"))
+    next(r for r in refl if r["id"] == rid)["reinforcement"] = 2  # a JSON tool wrote 2.0 as 2
+    fs.atomic_write_json(b.path / REFLECTIONS, refl)
+    EventLog(tmp_path).append(b.name, "reflection.evidence_updated", {"reflection_id": rid, "reinforcement": 2.0})
+    d = diagnose_character(b.path)
+    s = d.server_start
+    assert s is not None and s.applied == 1 and s.stop is None
+    assert s.changes == [] and [p for p, _ in s.writes] == [SENTINEL_NAME]  # its != sees no change: no save
+    # Ours compares JSON values strictly (2 is not 2.0): our replay rewrites the view.
+    assert d.tail is not None and [(x.kind, x.changed) for x in d.tail.decisions] == [("applies", True)]
