@@ -79,10 +79,17 @@ class ScanMeter:
     """The ``progress`` callback of :func:`journal.diagnosis.diagnose_path` for a terminal: one
     line, rewritten in place, such as ``memory-inspector check: reading journals 45% · 180 of
     400 MiB``. Quick scans show nothing. Nothing it does can stop the scan (a write error is
-    ignored)."""
+    ignored). ``label`` is what comes before the figures (``replay`` shows its plan's read so)."""
 
-    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic, columns: int | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        clock: Callable[[], float] = time.monotonic,
+        columns: int | None = None,
+        label: str = f"{PROG}: reading journals",
+    ) -> None:
         self.stream = stream
+        self.label = label
         self.clock = clock
         self.start = clock()
         self.shown_at: float | None = None
@@ -102,7 +109,7 @@ class ScanMeter:
         if self.shown_at is not None and now - self.shown_at < METER_EVERY and done < total:
             return
         self.shown_at = now
-        text = f"{PROG}: reading journals {done * 100 // total}% · {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
+        text = f"{self.label} {done * 100 // total}% · {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
         text = text[: self.columns - 1]
         self.width = max(self.width, len(text))
         self._write("\r" + text.ljust(self.width))

@@ -38,16 +38,19 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from inspector.check_cmd import ScanMeter, _is_terminal
 from inspector.core.prompter import ASK_APPLY, ASK_RECENT_WRITES, ASK_RESTORE, Question
 from inspector.core.replay.flow import (
     BadInputError,
+    Control,
     ReplayRequest,
     Review,
     Scope,
+    Work,
     run_guarded_replay,
     run_guarded_restore,
 )
@@ -156,7 +159,7 @@ def _cancel_on_interrupt(cancel: threading.Event) -> Iterator[None]:
 
     def handler(_signum: int, _frame: object) -> None:
         if not cancel.is_set():
-            print("\ncancelling after the current event…", file=sys.stderr)
+            print("\ncancelling (a plan at once, an apply after the current event)…", file=sys.stderr)
         cancel.set()
 
     previous = signal.signal(signal.SIGINT, handler)
@@ -166,15 +169,46 @@ def _cancel_on_interrupt(cancel: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _progress_printer() -> Callable[[int, int], None]:
-    tty = sys.stderr.isatty()
+class TerminalProgress:
+    """Progress on a terminal's stderr, one line rewritten in place: while the plan reads the
+    journal, the meter ``check`` shows (:class:`inspector.check_cmd.ScanMeter`, e.g.
+    ``memory-inspector replay: planning, reading the journal 45% · 180 of 400 MiB``), cleared
+    before the plan is printed; while applying, ``applying 3/10``. Nothing when stderr is not a
+    terminal.
 
-    def on_progress(done: int, total: int) -> None:
-        if tty:
+    Args:
+        stream: where the line goes (default: ``sys.stderr`` at call time).
+        tty: whether it is a terminal (default: ask the stream).
+    """
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None) -> None:
+        self._stream = stream
+        self.tty = _is_terminal(self.stream) if tty is None else tty
+        self.unit = "events"
+        self.meter: ScanMeter | None = None
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream or sys.stderr
+
+    def begin(self, work: Work) -> None:
+        self.end(work)
+        self.unit = work.unit
+        if self.tty and work.unit == "bytes":
+            self.meter = ScanMeter(self.stream, label="memory-inspector replay: planning, reading the journal")
+
+    def end(self, work: Work) -> None:
+        if self.meter is not None:
+            self.meter.clear()
+            self.meter = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.unit == "bytes":
+            if self.meter is not None:
+                self.meter(done, total)
+        elif self.tty:
             end = "\n" if done >= total else ""
-            print(f"\rapplying {done}/{total}", end=end, file=sys.stderr, flush=True)
-
-    return on_progress
+            print(f"\rapplying {done}/{total}", end=end, file=self.stream, flush=True)
 
 
 def add_replay_arguments(p: argparse.ArgumentParser) -> None:
@@ -238,14 +272,11 @@ def run_replay(args: argparse.Namespace) -> int:
     )
     prompter = TerminalPrompter(assume_yes=bool(args.yes))
     cancel = threading.Event()
+    progress = TerminalProgress()
+    control = Control(lambda: not cancel.is_set(), progress, progress.begin, progress.end)
     try:
         with _cancel_on_interrupt(cancel):
-            run = run_guarded_replay(
-                request,
-                prompter,
-                should_continue=lambda: not cancel.is_set(),
-                on_progress=_progress_printer(),
-            )
+            run = run_guarded_replay(request, prompter, control=control)
     except BadInputError as exc:
         _err("replay", str(exc))
         return 2

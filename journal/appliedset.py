@@ -184,6 +184,16 @@ def same_record(aset: AppliedSet, sentinel: SentinelRead, applied: Iterable[str]
     )
 
 
+def record_step(current: AppliedSet, sentinel: SentinelRead, applied: list[str]) -> str:
+    """What the end of a round does to the record, the sentinel being ``sentinel`` and ``applied``
+    the ids to keep past it: ``write`` it, ``remove`` it (nothing is left past the sentinel, and a
+    file is there), or ``keep`` it as it is (it already says exactly this, or there is none to
+    remove). The one home of that step, for the reconciler and the prediction of a run."""
+    if not applied:
+        return "remove" if current.state in ("ok", "malformed") else "keep"
+    return "keep" if same_record(current, sentinel, applied) else "write"
+
+
 def write_applied_set(
     char_dir: str | os.PathLike[str],
     sentinel: SentinelRead,

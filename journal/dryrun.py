@@ -1,30 +1,47 @@
-"""The dry run: replay a character folder into a scratch copy, and what it would change, per file.
+"""The dry run: replay a character folder into a scratch copy, and what it would change, per file;
+and the same value predicted from the diagnosis's own pass, without a copy (:func:`predict_run`).
 
 The real :class:`~journal.reconcile.Reconciler` runs on the copy, so the dry run stops where a
-real replay stops, for the same reason.
+real replay stops, for the same reason. The copy holds the views, the shards and the small files;
+the journal is linked, never copied (replay only reads it).
+
+:func:`predict_run` takes the decisions of the tail-decision engine (:mod:`journal.engine`) as the
+diagnosis ran it on its in-memory overlay of the folder, and what the handlers saved there, and
+writes nothing: the views' bytes are :func:`journal.codec.dumps_view` of the views as the handlers
+leave them, the sentinel's and the applied set's those of their one writers
+(:func:`journal.views.sentinel_bytes`, :func:`journal.appliedset.applied_set_bytes`). Where it
+cannot be sure of the bytes (a link, a file that is not a regular one, handlers other than the
+production ones, an overlay it cannot put back) it says so, and the caller runs :func:`dry_run`:
+a test holds the two equal on every fixture case.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from journal.appliedset import APPLIED_SET_NAME, read_applied_set
-from journal.codec import loads_exact
-from journal.events import SENTINEL_NAME, Clock, now_iso
-from journal.handlers import HandlerRegistry
+from journal import fs
+from journal.appliedset import APPLIED_SET_NAME, applied_set_bytes, read_applied_set, record_step
+from journal.codec import dumps_view, loads_exact
+from journal.engine import settles_record
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, now_iso
+from journal.handlers import HandlerRegistry, default_registry
 from journal.log import EventLog
-from journal.park import ParkRecord, record_park
+from journal.park import PARKED_NAME, ParkRecord, record_park
 from journal.reconcile import Reconciler
-from journal.replayreport import ReplayReport
+from journal.replayreport import ReplayReport, ReplayStop
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name, shard_entry_ids
 from journal.stores import FolderStore
-from journal.views import PERSONA, REFLECTIONS
+from journal.views import FACTS, PERSONA, REFLECTIONS, parse_sentinel, sentinel_bytes
+
+if TYPE_CHECKING:
+    from journal.diagnosis.pending import TailRun
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +131,28 @@ def _copy_for_replay(src: Path, dst: Path) -> None:
     for entry in os.scandir(src):
         if entry.name.startswith(_SKIP_COPY_PREFIXES):
             continue
+        journal = _journal_to_link(Path(entry.path), root) if entry.name == JOURNAL_NAME else None
+        if journal is not None:
+            try:
+                os.symlink(journal, dst / entry.name)
+                continue
+            except OSError:  # no symlinks here (e.g. Windows without the privilege): copy it
+                pass
         _copy_entry(Path(entry.path), dst / entry.name, root, entry.name in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE))
+
+
+def _journal_to_link(path: Path, root: str) -> str | None:
+    """What the copy links to instead of copying the journal (replay only reads it, and it may be
+    hundreds of MB): a regular file, or what a link inside the folder leads to. Anything else
+    (``None``) is copied as :func:`_copy_entry` copies it, so the scratch replay refuses what the
+    real one refuses."""
+    real = os.path.realpath(path)
+    if not (real == root or real.startswith(root + os.sep)):
+        return None
+    try:
+        return real if stat.S_ISREG(os.stat(real).st_mode) else None
+    except OSError:
+        return None
 
 
 def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
@@ -289,3 +327,162 @@ def _record(char_dir: Path) -> tuple[bool, str, str | None, tuple[str, ...]]:
     """What the applied set says (its times of writing aside), and whether the file exists."""
     aset = read_applied_set(char_dir)
     return (os.path.lexists(char_dir / APPLIED_SET_NAME), aset.state, aset.after, aset.applied)
+
+
+# -- the same value from the diagnosis's own pass -------------------------------------------------------
+
+
+def predict_run(run: TailRun, *, until: str | None = None, clock: Clock | None = None) -> DryRun | None:
+    """What a replay of the tail writes, from the engine's pass over it as the diagnosis ran it
+    (:class:`journal.diagnosis.pending.TailRun`; its :meth:`~journal.diagnosis.pending.TailRun.again`
+    with ``park`` for a park): the :class:`DryRun` that :func:`dry_run` with the same ``until`` /
+    ``park`` gives, without a scratch copy.
+
+    ``until`` bounds the run as the reconciler's ``until``: when the pass already ends there (the
+    journal's last event, as the guarded replay bounds a run) nothing runs again; else the pass is
+    run again up to it. The real folder is only read: the replay files' bytes as they are, and the
+    applied set. ``clock`` gives the ``ts`` a run writes, as for :func:`dry_run`.
+
+    Returns:
+        The prediction, or ``None`` where it could not be exact: handlers other than the
+        production ones, a replay file that is a link or not a regular file (or an archive folder
+        that is not a plain folder), or an overlay the handlers left in a shape
+        :meth:`journal.diagnosis.folder.ProjectionStore.views_after` cannot put back. Then run
+        :func:`dry_run`, the exact path.
+    """
+    from journal.diagnosis.folder import ProjectionError
+
+    cd = run.char_dir
+    if not _production(run.registry) or not _plain_replay_files(cd):
+        return None
+    until_reached = run.decisions.until_reached
+    if until is not None and until != run.until:
+        last = run.decisions.decisions[-1] if run.decisions.decisions else None
+        if run.until is None and (last is None or last.event_id == until):  # the pass already ends there
+            until_reached = last is not None and last.kind in ("applies", "already", "parked")
+        else:
+            run = run.again(until=until)
+            until_reached = run.decisions.until_reached
+    store = run.store
+    if store is None:
+        return None
+    decided = run.decisions
+    try:
+        written = {name: dumps_view(obj) for name, obj in store.views_after().items()}
+        for (archive, basename), entries in store.shards_after().items():
+            written[f"{archive}/{basename}"] = dumps_view(entries)
+    except (ProjectionError, TypeError, ValueError, RecursionError):  # what dumps_view may raise, too
+        return None
+    before = replay_files(cd)
+    after = {**before, **written}
+    now = clock or now_iso
+    on_disk = run.sentinel
+    if decided.moves_sentinel:
+        after[SENTINEL_NAME] = sentinel_bytes(decided.sentinel_after, now())
+        on_disk = parse_sentinel(after[SENTINEL_NAME])
+    report = _report_of(run, on_disk.event_id)
+    report.until_reached = until_reached
+    # The end of the round (Reconciler._commit), by the reconciler's own rules.
+    aset = read_applied_set(cd, run.sentinel)
+    path = cd / APPLIED_SET_NAME
+    exists = os.path.lexists(path)
+    record_before = (exists, aset.state, aset.after, aset.applied)
+    record_after = record_before
+    record_bytes = path.read_bytes() if exists and path.is_file() and not path.is_symlink() else None
+    if settles_record(aset.state != "missing", decided.has_record, bool(report.held)):
+        beyond = list(decided.applied_beyond)
+        report.applied_beyond = beyond
+        step = record_step(aset, on_disk, beyond)
+        if step == "remove":
+            record_after, record_bytes = (False, "missing", None, ()), None
+        elif step == "write":
+            record_bytes = applied_set_bytes(on_disk, beyond, None if clock is None else clock())
+            record_after = (True, "ok", on_disk.event_id, tuple(beyond))
+    return DryRun(report, diff_files(before, after), after, record_after != record_before, record_bytes)
+
+
+def _report_of(run: TailRun, sentinel_after: str | None) -> ReplayReport:
+    """The reconciler's report of a quiet round (no other writer, no probe finding more) that takes
+    the pass's decisions."""
+    decided = run.decisions
+    report = ReplayReport(run.char_dir.name)
+    report.sentinel_before = run.sentinel.event_id
+    report.sentinel_after = sentinel_after
+    report.tail = len(run.events) - (run.sindex + 1)
+    for d in decided.decisions:
+        if d.kind == "applies":
+            report.applied.append(d.event_id)
+            report.changed += d.changed
+        elif d.kind == "already":
+            report.skipped.append(d.event_id)
+        elif d.kind == "parked":
+            report.parked.append(d.event_id)
+        else:
+            if d.kind == "blocked":
+                stop = ReplayStop(d.event_id, d.index, d.type, d.reason or "handler_error", d.message or "")
+                report.blocks.append(stop)
+                report.stopped = report.stopped or stop
+            report.held.append(d.event_id)
+    report.held_entries = sorted(decided.held_entries)
+    report.held_everything = decided.held_everything
+    report.until_reached = decided.until_reached
+    report.temp_files_removed = leftover_temp_files(run.char_dir)
+    return report
+
+
+def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
+    """The temp files of interrupted atomic writes a replay removes before it replays, relative to
+    the character folder (what :func:`journal.fs.sweep_temp_files` takes, in the folder and both
+    archive folders)."""
+    cd = Path(char_dir)
+    out = []
+    for sub in ("", REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
+        folder = cd / sub if sub else cd
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            p = folder / name
+            if fs.is_temp_name(name) and p.is_file() and not p.is_symlink():
+                out.append(f"{sub}/{name}" if sub else name)
+    return out
+
+
+def _production(registry: HandlerRegistry) -> bool:
+    """Whether ``registry`` holds exactly the production handlers (the ones whose effects
+    :class:`~journal.diagnosis.folder.ProjectionStore` can put back into whole views)."""
+    builtin = default_registry()
+    return registry.names() == builtin.names() and all(registry.get(n) is builtin.get(n) for n in builtin.names())
+
+
+def _plain_replay_files(cd: Path) -> bool:
+    """Whether every file a replay reads or writes, besides the journal, is missing or a regular
+    file readable here (an archive folder: missing or a plain folder of such shards), so that
+    the diagnosis's reading of them is the reconciler's."""
+    for name in (REFLECTIONS, PERSONA, FACTS, SENTINEL_NAME, APPLIED_SET_NAME, PARKED_NAME):
+        if not _plain(cd / name, stat.S_ISREG):
+            return False
+    for archive in (REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
+        folder = cd / archive
+        if not _plain(folder, stat.S_ISDIR):
+            return False
+        if not os.path.lexists(folder):
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return False
+        if not all(_plain(folder / n, stat.S_ISREG) for n in names if is_shard_name(n)):
+            return False
+    return True
+
+
+def _plain(path: Path, kind: Any) -> bool:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return bool(kind(st.st_mode)) and os.access(path, os.R_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0))

@@ -274,6 +274,14 @@ class TailPass:
         return sorted({e for e in (*self.run.invisible, *self.beyond, *carried) if index(e) > base}, key=index)
 
 
+def settles_record(record_on_disk: bool, has_record: bool, held: bool) -> bool:
+    """Whether the end of a round settles the sentinel and the applied set (moves the one, writes
+    or removes the other): when an applied set is on disk, when the pass has something to record
+    (:attr:`TailPass.has_record`), or when it holds anything. The reconciler's rule, which the
+    prediction of a run takes too."""
+    return record_on_disk or has_record or held
+
+
 @dataclass(slots=True)
 class TailDecisions:
     """Every decision of one pass over the tail, and what a run writes.
@@ -285,6 +293,13 @@ class TailDecisions:
         applied_beyond: the ids a run records in the applied set, in journal order (empty: the
             file is removed, or not written).
         held_entries: the entries held at the end; ``held_everything``: everything is held.
+        has_record: the end of a run has something to record (:attr:`TailPass.has_record`): a
+            sentinel to move, or ids to keep past it.
+        until_reached: the pass stopped on purpose after its ``until`` event (applied, already
+            applied or parked), as the reconciler's ``until_reached``.
+        run: what the driver kept of the pass to predict a run's files with (the diagnosis's
+            :class:`journal.diagnosis.pending.TailRun`, when asked for), else ``None``; not
+            compared.
     """
 
     decisions: list[Decision] = field(default_factory=list)
@@ -293,6 +308,9 @@ class TailDecisions:
     applied_beyond: list[str] = field(default_factory=list)
     held_entries: frozenset[Entry] = frozenset()
     held_everything: bool = False
+    has_record: bool = False
+    until_reached: bool = False
+    run: Any = field(default=None, repr=False, compare=False)
 
     def of(self, kind: str) -> list[Decision]:
         """The decisions of one kind, in order."""
@@ -328,6 +346,7 @@ def decide_tail(
     apply: Apply,
     tail_pass: TailPass,
     index: Callable[[str], int],
+    until: str | None = None,
 ) -> TailDecisions:
     """Decide every event after the sentinel: the pure driver of :class:`TailPass`.
 
@@ -341,6 +360,9 @@ def decide_tail(
         apply: how one admitted event is applied.
         tail_pass: the pass, started at the sentinel with the applied set and the parked events.
         index: an event id's index in the journal (-1 when it is not there).
+        until: stop after the event with this id, whatever is decided for it, as the reconciler's
+            ``until`` does (nothing after it is looked at). When no event has it, every event is
+            decided: a caller that means the reconciler's "nothing in scope" passes no events.
     """
     st = tail_pass
     out = TailDecisions(sentinel_before=st.expected)
@@ -351,25 +373,27 @@ def decide_tail(
         if a.kind == "parked":
             st.parked(eid, visible)
             add(Decision(i, eid, etype, "parked", "parked"))
-            continue
-        if a.kind == "already":
+        elif a.kind == "already":
             st.applied(eid, a.entries, ran=False, visible=visible)
             add(Decision(i, eid, etype, "already", entries=a.entries))
-            continue
-        if a.kind == "held":
+        elif a.kind == "held":
             st.held(eid)
             add(Decision(i, eid, etype, "held", "held", held_by=a.held_by, entries=a.entries))
-            continue
-        stop, changed = apply(i, ev, a.payload)
-        if stop is None:
-            st.applied(eid, a.entries, ran=True, visible=visible)
-            add(Decision(i, eid, etype, "applies", entries=a.entries, changed=changed, rerun=eid in st.rerun))
-            continue
-        code, message = stop
-        everything = st.blocked(eid, i, a.entries, code)
-        add(Decision(i, eid, etype, "blocked", code, message, entries=a.entries, holds_everything=everything))
+        else:
+            stop, changed = apply(i, ev, a.payload)
+            if stop is None:
+                st.applied(eid, a.entries, ran=True, visible=visible)
+                add(Decision(i, eid, etype, "applies", entries=a.entries, changed=changed, rerun=eid in st.rerun))
+            else:
+                code, message = stop
+                everything = st.blocked(eid, i, a.entries, code)
+                add(Decision(i, eid, etype, "blocked", code, message, entries=a.entries, holds_everything=everything))
+        if until is not None and eid == until:
+            out.until_reached = out.decisions[-1].kind in ("applies", "already", "parked")
+            break
     out.sentinel_after = st.advance_to
     out.applied_beyond = st.applied_beyond(index, index(st.pos) if st.pos is not None else -1)
     out.held_entries = st.holds.entries
     out.held_everything = st.holds.everything
+    out.has_record = st.has_record
     return out

@@ -65,12 +65,12 @@ from journal.appliedset import (
     applied_beyond,
     applied_set_valid,
     read_applied_set,
+    record_step,
     remove_applied_set,
-    same_record,
     sentinel_run,
     write_applied_set,
 )
-from journal.engine import TailPass
+from journal.engine import TailPass, settles_record
 from journal.errors import ViewCorruptError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event
 from journal.handlers import HandlerRegistry, default_registry, try_apply
@@ -326,7 +326,7 @@ class Reconciler:
         if until is not None and all(ev.event_id != until for ev in queue):
             # Nothing in scope to apply; what the pass settles without running anything (a sentinel
             # on an event the server cannot see, a stale applied set) is still written.
-            if aset.state != "missing" or st.has_record:
+            if settles_record(aset.state != "missing", st.has_record, False):
                 with lock:
                     self._commit(cd, store, durable, follower, st, report)
             report.sentinel_after = store.read_sentinel().event_id
@@ -486,7 +486,7 @@ class Reconciler:
             if not queue:
                 break
         sentinel_failed = any(b.reason == "sentinel_write" for b in report.blocks)
-        if not (committed or frozen or sentinel_failed) and (record or st.has_record or report.held):
+        if not (committed or frozen or sentinel_failed) and settles_record(record, st.has_record, bool(report.held)):
             with lock:
                 self._commit(cd, store, durable, follower, st, report)
         hs = st.holds
@@ -524,10 +524,10 @@ class Reconciler:
         report.applied_beyond = beyond
         current = read_applied_set(cd, on_disk)
         try:
-            if not beyond:
-                if current.state in ("ok", "malformed"):
-                    remove_applied_set(cd)
-            elif not same_record(current, on_disk, beyond):
+            step = record_step(current, on_disk, beyond)
+            if step == "remove":
+                remove_applied_set(cd)
+            elif step == "write":
                 write_applied_set(cd, on_disk, beyond, durable=durable, clock=self.clock)
         except (OSError, ViewCorruptError) as exc:
             report.applied_beyond = []

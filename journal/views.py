@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from journal import fs
-from journal.codec import loads_exact
+from journal.codec import dumps_view, loads_exact
 from journal.errors import ViewCorruptError
 from journal.events import SENTINEL_NAME, Clock, is_unicode, now_iso
 
@@ -126,6 +126,12 @@ def read_sentinel(char_dir: str | os.PathLike[str]) -> SentinelRead:
         if isinstance(exc, fs.NotRegularFileError):
             return SentinelRead("refused", message=f"is {exc.strerror}")
         return SentinelRead("malformed", message=f"cannot read: {exc.strerror or exc}")
+    return parse_sentinel(data)
+
+
+def parse_sentinel(data: bytes) -> SentinelRead:
+    """The sentinel as :func:`read_sentinel` reads a file holding ``data`` (never ``missing`` or
+    ``refused``: those are about the file, not its bytes)."""
     bad = undecodable_at(data)
     if bad is not None:
         return SentinelRead("malformed", message=f"not UTF-8 at byte {bad}", undecodable=bad)
@@ -166,7 +172,13 @@ def write_sentinel(
     if event_id is not None and not (isinstance(event_id, str) and is_unicode(event_id)):
         what = "not valid Unicode (a lone surrogate)" if isinstance(event_id, str) else "not a string"
         raise OSError(errno.EINVAL, f"cannot write the sentinel: event id {event_id!r} is {what}", str(path))
-    fs.atomic_write_json(path, {"last_applied_event_id": event_id, "ts": (clock or now_iso)()}, durable=durable)
+    fs.atomic_write_bytes(path, sentinel_bytes(event_id, (clock or now_iso)()), durable=durable)
+
+
+def sentinel_bytes(event_id: str | None, ts: str) -> bytes:
+    """The bytes :func:`write_sentinel` writes for ``event_id`` at time ``ts`` (the one encoding of
+    the sentinel, which a prediction of a run's files takes too)."""
+    return dumps_view({"last_applied_event_id": event_id, "ts": ts})
 
 
 _IMMUTABLE_LEAVES = frozenset({str, int, float, bool, type(None)})

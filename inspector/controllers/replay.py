@@ -90,7 +90,8 @@ class ReplayController(QObject):
     Attributes:
         replay_action: "Replay…".
         restore_action: "Restore backup…".
-        progress_dialog: the progress dialog while work runs (Cancel while applying), else ``None``.
+        progress_dialog: the progress dialog while work runs (Cancel while planning and applying),
+            else ``None``.
     """
 
     progress = Signal(int, int)
@@ -127,6 +128,7 @@ class ReplayController(QObject):
         self._told: dict[str, str] = {}
         self._busy = False
         self.progress_dialog: QProgressDialog | None = None
+        self._work: Work | None = None
         self.replay_action = QAction("Replay…", self)
         self.replay_action.setStatusTip("Apply pending events with a dry run, a backup and a fingerprint check first")
         self.replay_action.triggered.connect(lambda: self.start_replay())
@@ -142,7 +144,8 @@ class ReplayController(QObject):
         return self._busy
 
     def cancel(self) -> None:
-        """Ask the running apply to stop after the current event (the folder stays consistent)."""
+        """Ask the running work to stop: an apply after the current event (the folder stays
+        consistent), a plan while it reads the journal (nothing was written)."""
         self._cancel.set()
 
     def shutdown(self) -> None:
@@ -237,13 +240,14 @@ class ReplayController(QObject):
                 answer = self.prompter.choose_backup(step.backups, step.start)
 
     def _run(self, step: Work) -> None:
+        self._work = step
         self._show_progress(step)
         cancel = self._cancel
         cancel.clear()  # a Cancel pressed during an earlier apply stops that one only
         post = self._dispatcher.post
 
         def on_progress(done: int, total: int) -> None:
-            post(lambda: self._on_work_progress(done, total))
+            post(lambda: self._on_work_progress(step, done, total))
 
         control = Control(should_continue=lambda: not cancel.is_set(), on_progress=on_progress)
 
@@ -265,13 +269,24 @@ class ReplayController(QObject):
             return  # shut down meanwhile
         job.join()
         self._job = None
+        self._work = None
         self._close_progress()
         if isinstance(result, _Failed):
             self._advance(None, result.error)
         else:
             self._advance(result, None)
 
-    def _on_work_progress(self, done: int, total: int) -> None:
+    def _on_work_progress(self, work: Work, done: int, total: int) -> None:
+        if work is not self._work:
+            return  # from work that ended meanwhile
+        if work.unit == "bytes":  # the plan reading the journal
+            if self.progress_dialog is not None and total:
+                self.progress_dialog.setMaximum(100)  # in percent: a journal's size overflows an int
+                self.progress_dialog.setValue(min(100, done * 100 // total))
+                self.progress_dialog.setLabelText(
+                    f"{work.label} {done * 100 // total}% · {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
+                )
+            return
         if self.progress_dialog is not None and total:
             self.progress_dialog.setMaximum(max(1, total))
             self.progress_dialog.setValue(done)
@@ -308,8 +323,9 @@ class ReplayController(QObject):
     # -- plumbing ----------------------------------------------------------------------------------------------
 
     def _show_progress(self, step: Work) -> None:
+        maximum = 100 if step.unit == "bytes" and step.total else max(0, step.total)
         dialog = QProgressDialog(
-            step.label, "Cancel" if step.cancellable else "", 0, max(0, step.total), QApplication.activeWindow()
+            step.label, "Cancel" if step.cancellable else "", 0, maximum, QApplication.activeWindow()
         )
         dialog.setWindowTitle("Guarded replay")
         dialog.setWindowModality(Qt.WindowModality.NonModal)

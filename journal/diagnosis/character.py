@@ -11,7 +11,7 @@ from journal.diagnosis import checks, pending
 from journal.diagnosis.checks import Character
 from journal.diagnosis.findings import Findings
 from journal.diagnosis.folder import Folder, probe_path
-from journal.diagnosis.scan import scan_journal
+from journal.diagnosis.scan import JournalScan, scan_journal
 from journal.diagnosis.server import check_server_start, predict_server_start
 from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
 from journal.events import JOURNAL_NAME
@@ -39,6 +39,8 @@ def diagnose_character(
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     characters: CharacterList | None = None,
+    keep_run: bool = False,
+    journal: JournalScan | None = None,
 ) -> CharacterDiagnosis:
     """Diagnose one character folder; read-only, never raises on content.
 
@@ -55,6 +57,12 @@ def diagnose_character(
         progress: called as ``progress(bytes_read, journal_bytes)`` every few MiB of the journal
             scan; it may raise (to cancel), and the exception propagates.
         characters: the memory server's ``characters.json`` as read (default: not known).
+        keep_run: keep our replay's pass over the tail, for a replay plan
+            (:class:`journal.diagnosis.pending.TailRun`, as ``diagnosis.tail.run``).
+        journal: the journal as an earlier diagnosis of this folder read it (its ``tail.run.scan``),
+            taken instead of reading the journal again. The caller vouches that the journal has
+            not changed since (same file, size and modification time); nothing else is taken
+            from that diagnosis (its event states are given afresh).
     """
     cd = Path(char_dir)
     c = Character(
@@ -68,7 +76,7 @@ def diagnose_character(
     if characters is not None:
         c.characters = characters
     report = None if progress is None else _bounded(progress, journal_size(cd))
-    _run(c, server if server is not None else server_status(), report)
+    _run(c, server if server is not None else server_status(), report, keep_run, journal)
     c.diag.findings = c.findings.result()
     return c.diag
 
@@ -88,7 +96,13 @@ def _bounded(progress: Callable[[int, int], None], total: int) -> Callable[[int]
     return report
 
 
-def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | None) -> None:
+def _run(
+    c: Character,
+    server: ServerStatus,
+    report: Callable[[int], None] | None,
+    keep_run: bool = False,
+    journal: JournalScan | None = None,
+) -> None:
     try:
         c.names = set(os.listdir(c.dir))
     except OSError as exc:
@@ -100,7 +114,7 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
         )
         return
     checks.check_leftovers(c)
-    _read_journal(c, report)
+    _read_journal(c, report, journal)
     checks.check_sentinel(c)
     c.folder = Folder(c.dir, c.root_real, c.findings)
     c.folder.load_views()
@@ -108,7 +122,7 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     checks.check_unhandled_orphans(c)
     checks.check_archives(c)
     checks.check_suspects(c)
-    pending.decide_pending(c)
+    pending.decide_pending(c, keep_run=keep_run)
     pending.check_pending(c)
     checks.check_defects(c)
     checks.check_outbox(c)
@@ -119,7 +133,7 @@ def _run(c: Character, server: ServerStatus, report: Callable[[int], None] | Non
     check_server_start(c, start)
 
 
-def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:
+def _read_journal(c: Character, report: Callable[[int], None] | None, journal: JournalScan | None = None) -> None:
     probe = probe_path(c.journal_path, c.root_real)
     if probe.kind == "refused":
         c.diag.journal.unreadable = f"{c.journal_path} is {probe.reason}"
@@ -131,7 +145,7 @@ def _read_journal(c: Character, report: Callable[[int], None] | None) -> None:
     try:
         if probe.kind != "file":
             raise IsADirectoryError(21, "Is a directory" if probe.kind == "dir" else probe.reason)
-        scan = scan_journal(c.journal_path, report)
+        scan = journal if journal is not None else scan_journal(c.journal_path, report)
     except OSError as exc:
         c.diag.journal.unreadable = f"cannot read {c.journal_path}: {exc.strerror or exc}"
         c.findings.add(

@@ -288,6 +288,11 @@ class Folder:
         return entry_id in ids
 
 
+class ProjectionError(Exception):
+    """What the handlers left in a :class:`ProjectionStore` cannot be put back into the whole view
+    exactly (a shape no production handler leaves): predict with a run on a copy instead."""
+
+
 class ProjectionStore:
     """A :class:`~journal.handlers.Store` over a folder's views that shows each event only the
     entries it can touch, and keeps every write in memory (it never writes to disk).
@@ -312,6 +317,7 @@ class ProjectionStore:
         self._overlay: dict[tuple[Any, ...], Any] = {}
         self._shards: dict[tuple[str, str], list[Any]] = {}
         self._saved: set[str] = set()
+        self._saved_targets: dict[tuple[Any, ...], None] = {}
         self._target: dict[str, tuple[Any, ...]] = {}
         self.written: set[str] = set()
 
@@ -386,8 +392,10 @@ class ProjectionStore:
         if view.refused and view.failure is not None:
             raise fresh(view.failure)
         dumps_view(obj)  # raises what replay's save of it would raise
-        self._overlay[self._target.get(name, (name,))] = obj
+        target = self._target.get(name, (name,))
+        self._overlay[target] = obj
         self._saved.add(name)
+        self._saved_targets[target] = None
         self.written.add(name)
 
     def load_shard(self, archive: str, basename: str) -> list[Any] | None:
@@ -440,3 +448,101 @@ class ProjectionStore:
 
     def write_sentinel(self, event_id: str | None) -> None:
         self.written.add(SENTINEL_NAME)
+
+    # -- the whole files, as a run leaves them ---------------------------------------------------
+
+    def views_after(self) -> dict[str, Any]:
+        """Every view the handlers saved, whole, as the same handlers run on the folder itself
+        leave it (each load there reads the file the previous save wrote): the folder's view with
+        the entries of each target replaced by the overlay's, in place.
+
+        The overlay of a target holds copies of every entry of the view the target selects (the
+        reflections with its id; the facts with its id in its persona section), in the view's
+        order, and a handler either changes the first of them or removes them all: so the
+        overlay's entries go back to the positions of the view's, or, when it holds none, the
+        view's are dropped. Anything else raises.
+
+        Raises:
+            ProjectionError: the overlay holds what no production handler leaves (more or fewer
+                entries than the view had for a target, an entry whose id changed, a persona
+                section changed beyond its facts, a view saved without an aim), or a view was
+                replaced (:class:`ProjectionStore` ``replaced``).
+        """
+        by_view: dict[str, list[tuple[Any, ...]]] = {}
+        for target in self._saved_targets:
+            by_view.setdefault(target[0], []).append(target)
+        out: dict[str, Any] = {}
+        for name, targets in by_view.items():
+            view = self._folder.views.get(name)
+            if name in self._replaced or view is None or not view.exists or view.failure is not None:
+                raise ProjectionError(f"{name}: saved without a readable file behind it")
+            if name == REFLECTIONS and isinstance(view.value, list):
+                out[name] = self._reflections_after(view.value, targets)
+            elif name == PERSONA and isinstance(view.value, dict):
+                out[name] = self._persona_after(view.value, targets)
+            else:
+                raise ProjectionError(f"{name}: not a view the handlers project")
+        return out
+
+    def shards_after(self) -> dict[tuple[str, str], list[Any]]:
+        """Every shard the handlers saved, ``(archive, basename)`` → its whole entry list."""
+        return dict(self._shards)
+
+    def _reflections_after(self, full: list[Any], targets: list[tuple[Any, ...]]) -> list[Any]:
+        replaced: dict[Hashable, list[Any]] = {}
+        for target in targets:
+            if len(target) != 2 or not _hashable(target[1]):
+                raise ProjectionError(f"{REFLECTIONS}: saved without an entry to aim at")
+            count = len(self._folder.reflection_ids.get(target[1], []))
+            replaced[target[1]] = self._entries(self._overlay[target], target[1], count)
+        return _put_back(full, replaced)
+
+    def _persona_after(self, full: dict[str, Any], targets: list[tuple[Any, ...]]) -> dict[str, Any]:
+        sections: dict[str, dict[Hashable, list[Any]]] = {}
+        for target in targets:
+            if len(target) != 3 or not isinstance(target[1], str) or not _hashable(target[2]):
+                raise ProjectionError(f"{PERSONA}: saved without an entry to aim at")
+            key, eid = target[1], target[2]
+            section = full.get(key)
+            value = self._overlay[target]
+            mini = value.get(key) if isinstance(value, dict) and list(value) == [key] else None
+            if not (isinstance(section, dict) and isinstance(mini, dict) and list(mini) == list(section)):
+                raise ProjectionError(f"{PERSONA}: section {key!r} is not the one projected")
+            if any(mini[k] is not v for k, v in section.items() if k != "facts"):
+                raise ProjectionError(f"{PERSONA}: section {key!r} changed beyond its facts")
+            count = len(self._folder.persona_ids.get((key, eid), []))
+            sections.setdefault(key, {})[eid] = self._entries(mini.get("facts"), eid, count)
+        out: dict[str, Any] = {}
+        for key, section in full.items():
+            if key in sections:
+                section = {k: _put_back(v, sections[key]) if k == "facts" else v for k, v in section.items()}
+            out[key] = section
+        return out
+
+    @staticmethod
+    def _entries(value: Any, entry_id: Hashable, count: int) -> list[Any]:
+        """The overlay's entries of one target, checked against the ``count`` the view had."""
+        if not isinstance(value, list) or len(value) not in (0, count):
+            raise ProjectionError(f"entry {entry_id!r}: {count} in the view, not what the overlay holds")
+        for e in value:
+            if not (isinstance(e, dict) and _hashable(e.get("id")) and e.get("id") == entry_id):
+                raise ProjectionError(f"entry {entry_id!r}: the overlay holds another entry")
+        return value
+
+
+def _put_back(entries: list[Any], replaced: dict[Hashable, list[Any]]) -> list[Any]:
+    """``entries`` with the k-th entry of each id in ``replaced`` replaced by the k-th of its list
+    (left out when that list is empty), matched as the folder's id indexes match them."""
+    out: list[Any] = []
+    seen: dict[Hashable, int] = {}
+    for e in entries:
+        rid = e.get("id") if isinstance(e, dict) else None
+        if rid is None or not _hashable(rid) or rid not in replaced:
+            out.append(e)
+            continue
+        after = replaced[rid]
+        k = seen.get(rid, 0)
+        seen[rid] = k + 1
+        if after:
+            out.append(after[k])
+    return out

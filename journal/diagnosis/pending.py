@@ -11,21 +11,24 @@ applied past a held event are in the applied set (:mod:`journal.appliedset`), an
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from journal.appliedset import sentinel_run
 from journal.diagnosis.checks import PARKED_MESSAGE, Character
 from journal.diagnosis.eventlist import EventList
-from journal.diagnosis.folder import ProjectionStore
+from journal.diagnosis.folder import Folder, ProjectionStore
+from journal.diagnosis.scan import JournalScan
 from journal.engine import Decision, TailDecisions, TailPass, decide_tail, handler_apply
 from journal.errors import ViewDriftError
-from journal.events import SENTINEL_NAME, Event
-from journal.handlers import run_handler
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
+from journal.handlers import HandlerRegistry, run_handler
 from journal.holds import Entry
+from journal.park import ParkedRead
 from journal.reader import iter_journal_from
 from journal.serverrules import server_reader
-from journal.views import PERSONA
+from journal.views import PERSONA, SentinelRead
 
 
 @dataclass(slots=True)
@@ -60,33 +63,162 @@ class TailResult:
         return self.applies + self.held + len(self.holds)
 
 
-def decide_pending(c: Character) -> None:
+@dataclass(slots=True)
+class TailRun:
+    """Our replay's pass over the tail as the diagnosis ran it: the engine on an in-memory overlay
+    of the folder (kept when asked for, ``diagnose_character(keep_run=True)``, as
+    ``diagnosis.tail.run``). The replay plan reads from it what a run writes
+    (:func:`journal.dryrun.predict_run`) and runs the pass again for another scope
+    (:meth:`again`), with neither a scratch copy of the folder nor another read of the whole
+    journal.
+
+    Attributes:
+        scan: the journal as the diagnosis read it.
+        folder: the views and shards as the diagnosis read them.
+        registry: the handlers the pass ran.
+        sentinel: ``events_applied.json`` as read.
+        sindex: the sentinel's event (-1: replay starts at the first event).
+        expected: the sentinel the pass starts from (``None``: missing, malformed or null).
+        applied: the ids of the valid applied set.
+        parked: the parked events (for :meth:`again` with ``park``: those and that one).
+        hidden: journal lines whose event the memory server's reader cannot see.
+        decisions: the pass's decisions.
+        store: the overlay its handlers ran on, holding what they saved.
+        until: the ``until`` of the pass (``None``: every event after the sentinel).
+    """
+
+    scan: JournalScan
+    folder: Folder
+    registry: HandlerRegistry
+    sentinel: SentinelRead
+    sindex: int
+    expected: str | None
+    applied: frozenset[str]
+    parked: ParkedRead
+    hidden: frozenset[int]
+    decisions: TailDecisions = field(default_factory=TailDecisions)
+    store: ProjectionStore | None = None
+    until: str | None = None
+    _index: _Index | None = None
+
+    @property
+    def char_dir(self) -> Path:
+        return self.folder.dir
+
+    @property
+    def events(self) -> EventList:
+        return self.scan.events
+
+    def index(self, event_id: str) -> int:
+        """An event id's index among the journal's events (-1 when it is not there)."""
+        if self._index is None:
+            self._index = _Index(self.scan.events, self.sindex)
+        return self._index(event_id)
+
+    def again(self, *, until: str | None = None, park: str | None = None) -> TailRun:
+        """The pass again, on a fresh overlay of the same views and the same journal read: up to
+        and including the event ``until`` (as the reconciler's ``until``: when no event after the
+        sentinel has that id, no event is looked at), or with the event ``park`` parked too (what
+        parking it does to the tail). The tail's payloads are read again, from the sentinel on.
+
+        Raises:
+            OSError: the journal cannot be read again.
+        """
+        parked = self.parked if park is None else replace(self.parked, ids=self.parked.ids | {park})
+        other = TailRun(
+            self.scan, self.folder, self.registry, self.sentinel, self.sindex, self.expected, self.applied, parked,
+            self.hidden, until=until, _index=self._index,
+        )
+        other._decide({})
+        return other
+
+    def _visible(self, i: int) -> bool:
+        return self.scan.events.line(i) not in self.hidden
+
+    def _decide(self, merges: dict[int, Any]) -> None:
+        events, sindex = self.scan.events, self.sindex
+
+        def behind() -> Iterator[tuple[str, bool]]:
+            for i in range(sindex, -1, -1):
+                yield events.event_id(i), self._visible(i)
+
+        run = sentinel_run(self.expected, behind() if sindex >= 0 else iter(()))
+        store = self.store = ProjectionStore(self.folder)
+        tail: Iterator[tuple[int, Event, bool]] = _tail_events(
+            self.folder.dir / JOURNAL_NAME, events, sindex, self._visible, merges
+        )
+        if self.until is not None and self.index(self.until) <= sindex:
+            tail = iter(())  # the reconciler's "nothing in scope": no event is looked at
+        self.decisions = decide_tail(
+            tail,
+            apply=handler_apply(self.registry, store, store.focus),
+            tail_pass=TailPass(self.expected, self.applied, run, self.parked),
+            index=self.index,
+            until=self.until,
+        )
+
+
+class _Index:
+    """An event id's index among the journal's events. The first few are found by a scan of the
+    ids; once more are asked (an applied set, a plan), by a table of the events from the sentinel
+    on (the only ones a pass asks about but for the sentinel's own run), and by a scan, each answer
+    kept, for any other."""
+
+    __slots__ = ("_asked", "_events", "_far", "_near", "_start")
+
+    #: Answers found by a scan before the table is built.
+    SCANS = 4
+
+    def __init__(self, events: EventList, sindex: int) -> None:
+        self._events = events
+        self._start = max(0, sindex)
+        self._near: dict[str, int] | None = None
+        self._far: dict[str, int] = {}
+        self._asked = 0
+
+    def __call__(self, event_id: str) -> int:
+        if self._near is None:
+            self._asked += 1
+            if self._asked > self.SCANS:
+                events = self._events
+                self._near = {events.event_id(i): i for i in range(self._start, len(events))}
+        if self._near is not None:
+            i = self._near.get(event_id)
+            if i is not None:
+                return i
+        if event_id not in self._far:
+            found = self._events.index_of(event_id)
+            self._far[event_id] = -1 if found is None else found
+        return self._far[event_id]
+
+
+def decide_pending(c: Character, *, keep_run: bool = False) -> None:
     """Our replay's decision for every event after the sentinel, from the tail-decision engine
     (:func:`journal.engine.decide_tail`) run on an in-memory overlay of the folder: the states,
-    reasons and findings of the tail, and what a run would write (the sentinel, the applied set)."""
-    events, sindex, folder = c.events, c.sindex, c.folder
+    reasons and findings of the tail, and what a run would write (the sentinel, the applied set).
+
+    ``keep_run``: keep the pass (:class:`TailRun`) as ``c.diag.tail.run``."""
+    events, folder = c.events, c.folder
     assert folder is not None
     if not c.journal_ok or c.diag.sentinel.state == "refused":
         return  # a sentinel that is not a regular file: our replay refuses to run (check_pending)
-    hidden = server_reader(c.defects, c.bom_lines).hidden_lines
-
-    def visible(i: int) -> bool:
-        return events.line(i) not in hidden
-
-    def behind() -> Iterator[tuple[str, bool]]:
-        for i in range(sindex, -1, -1):
-            yield events.event_id(i), visible(i)
-
     expected = c.sentinel_read.event_id if c.diag.sentinel.state in ("ok", "unknown_id") else None
-    run = sentinel_run(expected, behind() if sindex >= 0 else iter(()))
-    store = ProjectionStore(folder)
-    merges: dict[int, Any] = {}
-    decided = decide_tail(
-        _tail_events(c, visible, merges),
-        apply=handler_apply(c.registry, store, store.focus),
-        tail_pass=TailPass(expected, c.applied, run, c.parked),
-        index=lambda eid: _index(events, eid),
+    tail_run = TailRun(
+        JournalScan(events, c.defects, c.diag.journal.lines, c.diag.journal.bytes, c.bom_lines),
+        folder,
+        c.registry,
+        c.sentinel_read,
+        c.sindex,
+        expected,
+        c.applied,
+        c.parked,
+        frozenset(server_reader(c.defects, c.bom_lines).hidden_lines),
     )
+    merges: dict[int, Any] = {}
+    tail_run._decide(merges)
+    decided = tail_run.decisions
+    if keep_run:
+        decided.run = tail_run
     c.diag.tail = decided
     result = c.tail = TailResult(decided)
     by_index: dict[int, Hold] = {}
@@ -116,23 +248,17 @@ def decide_pending(c: Character) -> None:
     _wedge_findings(c, result)
 
 
-def _index(events: EventList, event_id: str) -> int:
-    i = events.index_of(event_id)
-    return -1 if i is None else i
-
-
 def _tail_events(
-    c: Character, visible: Callable[[int], bool], merges: dict[int, Any]
+    path: Path, events: EventList, sindex: int, visible: Callable[[int], bool], merges: dict[int, Any]
 ) -> Iterator[tuple[int, Event, bool]]:
     """The events after the sentinel, read again with their payloads, as ``(index, event, visible)``;
     the payloads of merges (``persona.entry_updated``) are kept in ``merges`` for :func:`_held_merges`."""
-    events = c.events
     n = len(events)
-    start = c.sindex + 1
+    start = sindex + 1
     if start >= n:
         return
     i = start
-    for batch, _defects in iter_journal_from(c.journal_path, events.offset(start), events.line(start) - 1):
+    for batch, _defects in iter_journal_from(path, events.offset(start), events.line(start) - 1):
         for ev in batch:
             while i < n and events.offset(i) < ev.offset:
                 i += 1  # not found again: the file changed under us; skip it

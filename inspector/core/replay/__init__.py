@@ -10,11 +10,13 @@ The guards, in order (issue 6), one module per step:
    of memory-format §6.2; an override exists for the command line only and is recorded), warn when
    the journal, the sentinel or a view changed in the last 10 seconds, refuse a folder that is not
    writable or a zip export (offering :func:`extract_export`, :mod:`.target`).
-2. :func:`make_plan` (:mod:`.plan`) — a dry run of the same reconciler on a scratch copy: which
-   events would apply, which would stay held and why (:func:`explain_block`), a per-file diff, and
-   the fingerprints of every file the plan depends on. Nothing in the real folder changes. A
-   ``park`` scope (``Scope("park", park=EVENT_ID)``) plans going past a held event: it must be held
-   now, and the plan is the dry run with it parked. A ``repair_journal`` scope
+2. :func:`make_plan` (:mod:`.plan`) — one diagnosis of the folder, whose pass of the
+   tail-decision engine on an in-memory overlay predicts the run (:func:`journal.dryrun.predict_run`;
+   the same reconciler on a scratch copy where that cannot be exact, and for orphan repair): which
+   events would apply, which would stay held and why (:func:`explain_block`), a per-file diff with
+   the bytes a run writes, and the fingerprints of every file the plan depends on. Nothing in the
+   real folder changes. A ``park`` scope (``Scope("park", park=EVENT_ID)``) plans going past a held
+   event: it must be held now, and the plan is the replay with it parked. A ``repair_journal`` scope
    (``Scope("repair_journal")``) plans the journal repair of :mod:`journal.repair` instead: which
    fragments that are not UTF-8 move into ``events.ndjson.damaged``, and what is kept.
 3. :func:`create_backup` (:mod:`.backup`) — the character folder is copied to a timestamped,
@@ -23,7 +25,8 @@ The guards, in order (issue 6), one module per step:
    the SHA-256 of its manifest.
 4. :func:`fingerprint_folder` (:mod:`.fingerprints`) — checked against the plan (and against the
    backup's manifest) right before applying; any difference stops the run so that it can be
-   re-planned.
+   re-planned. The journal is fingerprinted by identity, size, time and the hash of its end, not
+   hashed whole again.
 5. :func:`execute` (:mod:`.execute`) — the reconciler on the real folder, with progress and cancel
    between events (or the journal repair, for ``repair_journal``), then a fresh look at the
    folder (:func:`folder_state`, plus the diagnosis when available).

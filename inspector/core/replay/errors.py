@@ -17,3 +17,7 @@ class FolderBusyError(GuardedReplayError):
 
 class BackupError(GuardedReplayError):
     """A backup could not be written, or a backup folder is not a usable backup."""
+
+
+class PlanningCancelledError(GuardedReplayError):
+    """The person cancelled while the plan was being made; nothing was written."""

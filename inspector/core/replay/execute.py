@@ -16,13 +16,14 @@ from typing import Any
 
 from inspector.core.replay.backup import Backup, check_backup_root, create_backup
 from inspector.core.replay.errors import BackupError, BadInputError
-from inspector.core.replay.fingerprints import fingerprint_changes, fingerprint_folder
+from inspector.core.replay.fingerprints import backup_fingerprints, fingerprint_changes, fingerprint_folder
 from inspector.core.replay.plan import BlockExplanation, Plan, explain_block
 from inspector.core.replay.preflight import Preflight, check_launcher_lock
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
 from journal import fs
 from journal.appliedset import APPLIED_SET_NAME, applied_set_valid, read_applied_set
 from journal.diagnosis import diagnose_character
+from journal.diagnosis.scan import JournalScan
 from journal.dryrun import replay_files, sentinel_id
 from journal.errors import ViewCorruptError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock
@@ -71,7 +72,7 @@ def compare_with_prediction(plan: Plan) -> list[str]:
 def _compare_repair(plan: Plan) -> list[str]:
     repair = plan.journal_repair
     assert repair is not None
-    now = fingerprint_folder(plan.char_dir)
+    now = fingerprint_folder(plan.char_dir, whole_journal=True)
     out = [k for k in fingerprint_changes(plan.fingerprints, now) if k not in (JOURNAL_NAME, DAMAGED_NAME)]
     if now.get(JOURNAL_NAME) != f"sha256:{repair.new_sha256}":
         out.append(JOURNAL_NAME)
@@ -131,14 +132,19 @@ class FolderState:
         }
 
 
-def folder_state(char_dir: str | os.PathLike[str]) -> FolderState:
-    """Look at the folder once more after a run, through one diagnosis (one parse of the journal):
-    the sentinel's position, the events not applied yet (pending and blocked), those applied past
-    the sentinel and the parked ones, by the diagnosis's own states, and the orphaned archive
-    events."""
+def folder_state(char_dir: str | os.PathLike[str], journal: JournalScan | None = None) -> FolderState:
+    """Look at the folder once more after a run, through one diagnosis: the sentinel's position,
+    the events not applied yet (pending and blocked), those applied past the sentinel and the
+    parked ones, by the diagnosis's own states, and the orphaned archive events.
+
+    Args:
+        journal: the journal as the plan read it (:attr:`Plan.journal_read`), when the caller knows
+            it is unchanged since (its fingerprint is the plan's): the diagnosis then reads only the
+            tail again, not the whole journal (``None``: it reads the journal).
+    """
     cd = Path(char_dir)
     try:
-        d = diagnose_character(cd)
+        d = diagnose_character(cd, journal=journal)
     except Exception as exc:  # the fresh look must never turn a finished replay into a failure
         return FolderState("unknown", None, None, 0, 0, None, {"error": f"{type(exc).__name__}: {exc}"})
     start = d.sentinel.replay_start
@@ -335,10 +341,9 @@ def execute(
         return outcome
     if before_check is not None:
         before_check()
-    current = fingerprint_folder(cd)
+    current = _fingerprints(plan)
     outcome.fingerprints_before = current
-    backed_up = outcome.backup.hashes()
-    in_backup = {k: (f"sha256:{backed_up[k]}" if k in backed_up else None) for k in plan.fingerprints}
+    in_backup = backup_fingerprints(plan.fingerprints, outcome.backup.hashes(), outcome.backup.files_dir)
     changed = sorted(
         set(fingerprint_changes(plan.fingerprints, current)) | set(fingerprint_changes(plan.fingerprints, in_backup))
     )
@@ -385,7 +390,7 @@ def execute(
         outcome.message = f"replay failed: {type(exc).__name__}: {exc}; the backup can undo any partial change"
         outcome.finished_at = _now_iso()
         with contextlib.suppress(Exception):
-            outcome.fingerprints_after = fingerprint_folder(cd)
+            outcome.fingerprints_after = _fingerprints(plan)
             outcome.after = folder_state(cd)
         _write_report(outcome, preflight_)
         return outcome
@@ -419,11 +424,26 @@ def execute(
         outcome.mismatches = compare_with_prediction(plan)
         if outcome.mismatches:
             outcome.message += "; some files differ from the dry run's prediction (see the report)"
-    outcome.fingerprints_after = fingerprint_folder(cd)
-    outcome.after = folder_state(cd)
+    outcome.fingerprints_after = _fingerprints(plan)
+    outcome.after = folder_state(cd, _unchanged_journal(plan, outcome.fingerprints_after))
+    plan.journal_read = None  # let the read go (a million events hold ~300 MB): it served its purpose
     outcome.finished_at = _now_iso()
     _write_report(outcome, preflight_)
     return outcome
+
+
+def _fingerprints(plan: Plan) -> dict[str, str | None]:
+    """The folder's fingerprints, taken as the plan took them (the journal's whole SHA-256 only for a
+    journal repair, whose plan names the journal by it)."""
+    return fingerprint_folder(plan.char_dir, whole_journal=plan.journal_repair is not None)
+
+
+def _unchanged_journal(plan: Plan, now: dict[str, str | None]) -> JournalScan | None:
+    """The plan's read of the journal, when the journal still has the plan's fingerprint (a replay
+    never writes it), so that the look after the run need not read it whole again."""
+    if plan.journal_read is None or now.get(JOURNAL_NAME) != plan.fingerprints.get(JOURNAL_NAME):
+        return None
+    return plan.journal_read
 
 
 def _repair_journal(outcome: ReplayOutcome, preflight_: Preflight | None, clock: Clock | None) -> ReplayOutcome:
@@ -458,7 +478,7 @@ def _repair_journal(outcome: ReplayOutcome, preflight_: Preflight | None, clock:
             outcome.message += "; some files differ from the plan (see the report)"
     outcome.finished_at = _now_iso()
     with contextlib.suppress(Exception):
-        outcome.fingerprints_after = fingerprint_folder(cd)
+        outcome.fingerprints_after = _fingerprints(plan)
         outcome.after = folder_state(cd)
     _write_report(outcome, preflight_)
     return outcome

@@ -54,12 +54,13 @@ from inspector.core.replay.describe import (
     describe_restore_outcome,
     describe_restore_plan,
 )
-from inspector.core.replay.errors import BadInputError, FolderBusyError, GuardedReplayError
+from inspector.core.replay.errors import BadInputError, FolderBusyError, GuardedReplayError, PlanningCancelledError
 from inspector.core.replay.execute import ReplayOutcome, execute
 from inspector.core.replay.plan import SCOPE_KINDS, Plan, PlannedEvent, Scope, make_plan
 from inspector.core.replay.preflight import Preflight, folder_writable, preflight
 from inspector.core.replay.restore import RestoreOutcome, RestorePlan, execute_restore, plan_restore, restore_question
 from inspector.core.replay.target import ReplayTarget, extract_export, resolve_target, suggest_extract_dir
+from journal.events import JOURNAL_NAME
 from journal.handlers import HandlerRegistry
 from journal.inputs import is_character_folder
 
@@ -128,10 +129,18 @@ class ChooseBackup:
 
 @dataclass(frozen=True, slots=True)
 class Control:
-    """What slow work gets from its driver: cancel between events, and progress."""
+    """What slow work gets from its driver: cancel (between events, and while the plan reads the
+    journal), and progress (in the work's :attr:`Work.unit`).
+
+    Attributes:
+        begin, end: called by :func:`drive` with each :class:`Work` before and after it runs (a
+            terminal draws and clears its progress line there).
+    """
 
     should_continue: Callable[[], bool] = lambda: True
     on_progress: Callable[[int, int], None] = lambda done, total: None
+    begin: Callable[[Work], None] = lambda work: None
+    end: Callable[[Work], None] = lambda work: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,14 +150,17 @@ class Work:
     Attributes:
         label: what is being done, for a progress dialog.
         run: the work; called with a :class:`Control`.
-        total: how many steps its progress counts (0: none is reported).
-        cancellable: whether ``Control.should_continue`` is honoured (between events).
+        total: how many steps its progress counts (0: none is reported, or not known yet).
+        cancellable: whether ``Control.should_continue`` is honoured.
+        unit: what its progress counts: ``events`` (applied) or ``bytes`` (of the journal, read by
+            the plan).
     """
 
     label: str
     run: Callable[[Control], Any]
     total: int = 0
     cancellable: bool = False
+    unit: str = "events"
 
 
 Step = Tell | Ask | Review | ChooseBackup | Work
@@ -195,8 +207,9 @@ class ReplayRun:
         preflight: the first guard.
         plans: every plan made (more than one after re-planning or a change of scope).
         outcomes: every execution (a ``changed`` one is followed by a new plan).
-        status: ``applied`` / ``nothing_to_do`` / ``stopped`` / ``cancelled`` / ``refused`` /
-            ``failed`` / ``declined`` (the person said no) / ``planned`` (dry run).
+        status: ``applied`` / ``nothing_to_do`` / ``stopped`` / ``cancelled`` (while applying, or
+            while planning: then nothing was written) / ``refused`` / ``failed`` / ``declined``
+            (the person said no) / ``planned`` (dry run).
         message: one line for people.
         extracted_to: where a zip export was extracted, when the person accepted that offer.
     """
@@ -354,7 +367,16 @@ def _target(request: ReplayRequest) -> ReplayTarget:
 
 
 def _planning(target: ReplayTarget, scope: Scope, registry: HandlerRegistry | None) -> Work:
-    return Work("Planning (a dry run on a scratch copy)…", lambda _c: make_plan(target, scope, registry=registry))
+    def run(c: Control) -> Plan:
+        return make_plan(target, scope, registry=registry, should_continue=c.should_continue, on_progress=c.on_progress)
+
+    total = 0
+    if target.char_dir is not None:
+        try:
+            total = os.stat(target.char_dir / JOURNAL_NAME).st_size
+        except OSError:
+            total = 0
+    return Work("Planning: reading the journal…", run, total=total, cancellable=True, unit="bytes")
 
 
 def _applying(
@@ -431,6 +453,11 @@ def replay_flow(
         except FolderBusyError as exc:
             run.status, run.message = "refused", str(exc)
             return run
+        except PlanningCancelledError as exc:
+            run.status, run.message = "cancelled", str(exc)
+            return run
+        for superseded in run.plans:
+            superseded.journal_read = None  # only the plan carried out keeps its read of the journal
         run.plans.append(plan)
         yield Tell("\n".join(describe_plan(plan)), "plan")
         if request.dry_run:
@@ -546,10 +573,13 @@ def drive(flow: Flow[R], prompter: Prompter, control: Control | None = None) -> 
         elif isinstance(step, ChooseBackup):
             answer = prompter.choose_backup(step.backups, step.start)
         else:
+            ctl.begin(step)
             try:
                 answer = step.run(ctl)
             except Exception as exc:  # back into the flow, which decides
                 error = exc
+            finally:
+                ctl.end(step)
 
 
 def run_guarded_replay(
@@ -561,9 +591,12 @@ def run_guarded_replay(
     on_progress: Callable[[int, int], None] | None = None,
     now: float | None = None,
     writable: Callable[[Path], bool] = folder_writable,
+    control: Control | None = None,
 ) -> ReplayRun:
-    """:func:`replay_flow` driven synchronously (the command line, scripts, tests)."""
-    control = Control(should_continue or (lambda: True), on_progress or (lambda done, total: None))
+    """:func:`replay_flow` driven synchronously (the command line, scripts, tests); ``control``,
+    when given, is used as it is (``should_continue`` and ``on_progress`` are then ignored)."""
+    if control is None:
+        control = Control(should_continue or (lambda: True), on_progress or (lambda done, total: None))
     return drive(replay_flow(request, registry=registry, now=now, writable=writable), prompter, control)
 
 

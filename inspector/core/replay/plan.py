@@ -1,33 +1,41 @@
-"""Step 2: the plan, a dry run of the reconciler on a scratch copy (:func:`make_plan`): which events
-would apply, where replay would stop and why (:func:`explain_block`), orphaned archive events, the
-per-file diff and the fingerprints the plan saw; for the ``repair_journal`` scope, what the journal
-repair (:mod:`journal.repair`) would move out of the journal instead. The real folder is only
-read."""
+"""Step 2: the plan (:func:`make_plan`): which events would apply, where replay would stop and why
+(:func:`explain_block`), orphaned archive events, the per-file diff and the bytes a run writes, and
+the fingerprints the plan saw; for the ``repair_journal`` scope, what the journal repair
+(:mod:`journal.repair`) would move out of the journal instead. The real folder is only read.
+
+The plan reads the journal once, in its diagnosis, whose pass of the tail-decision engine
+(:mod:`journal.engine`) over the pending events, on an in-memory overlay of the views, is what a
+run decides; the bytes a run writes are predicted from it (:func:`journal.dryrun.predict_run`).
+Where that prediction cannot be exact (see there), and for orphan repair, the plan is the real
+reconciler run on a scratch copy (:func:`journal.dryrun.dry_run`), as the apply will run it."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.reasons import REASONS
-from inspector.core.replay.errors import BadInputError, FolderBusyError
+from inspector.core.replay.errors import BadInputError, FolderBusyError, PlanningCancelledError
 from inspector.core.replay.fingerprints import fingerprint_folder
 from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
-from journal import fs
 from journal.appliedset import read_applied_set
 from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
-from journal.dryrun import DryRun, FolderDiff, dry_run
+from journal.dryrun import DryRun, FolderDiff, dry_run, predict_run
+from journal.dryrun import leftover_temp_files as leftover_temp_files
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event
 from journal.handlers import HandlerRegistry, entry_ref
 from journal.park import read_parked
 from journal.repair import Fragment, JournalRepair, RepairRefusedError, plan_repair, undecodable_fragments
 from journal.replayreport import ReplayReport, ReplayStop
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.views import read_sentinel
+
+if TYPE_CHECKING:
+    from journal.diagnosis.pending import TailRun
+    from journal.diagnosis.scan import JournalScan
 
 #: The engine's decisions (:data:`journal.engine.DECISIONS`) of events a run has still to apply.
 UNAPPLIED_DECISIONS = ("applies", "held", "blocked")
@@ -308,6 +316,13 @@ class Plan:
             run is made: nothing is replayed).
         undecodable: the journal's fragments that are not UTF-8, in every scope (they stop the
             memory server's replay of the character; the ``repair_journal`` scope moves them out).
+        predicted_by: ``engine`` (the diagnosis's pass predicted the bytes) or ``dry_run`` (the
+            reconciler on a scratch copy), for ``repair_journal``: ``""``.
+        journal_read: the journal as the plan's diagnosis read it, so that the look at the folder
+            after the apply need not read it again while its fingerprint is the plan's
+            (:func:`~inspector.core.replay.execute.folder_state`); not part of the JSON. It is big
+            (~300 MB for a million events): :func:`~inspector.core.replay.execute.execute` lets it
+            go once used, and the flow when a newer plan replaces this one.
     """
 
     target: ReplayTarget
@@ -338,6 +353,8 @@ class Plan:
     predicted_applied_set: bytes | None = None
     journal_repair: JournalRepair | None = None
     undecodable: list[Fragment] = field(default_factory=list)
+    predicted_by: str = ""
+    journal_read: JournalScan | None = field(default=None, repr=False, compare=False)
 
     @property
     def char_dir(self) -> Path:
@@ -420,10 +437,12 @@ def make_plan(
     registry: HandlerRegistry | None = None,
     attempts: int = 3,
     clock: Clock | None = None,
+    should_continue: Callable[[], bool] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> Plan:
-    """Plan a replay by a dry run on a scratch copy; the real folder is only read.
+    """Plan a replay; the real folder is only read.
 
-    The folder is fingerprinted before and after the dry run; if it changed meanwhile the plan is
+    The folder is fingerprinted before and after planning; if it changed meanwhile the plan is
     made again (at most ``attempts`` times), so a plan always describes one state of the folder.
 
     Raises:
@@ -433,19 +452,52 @@ def make_plan(
             journal or ``events.ndjson.damaged`` the repair cannot use (a link, not a regular
             file, unreadable): nothing is written.
         FolderBusyError: the folder kept changing.
+        PlanningCancelledError: ``should_continue`` said stop (polled while the journal is read,
+            every few MiB, and then between the steps of the plan); nothing was written.
 
-    ``clock`` gives the ``ts`` the dry run writes (the apply takes the same one, so a test can
-    compare the bytes it writes with the plan's).
+    ``clock`` gives the ``ts`` the predicted run writes (the apply takes the same one, so a test
+    can compare the bytes it writes with the plan's). ``on_progress(done, total)`` follows the
+    read of the journal, in bytes.
     """
     scope = scope or Scope()
     if target.char_dir is None:
         raise BadInputError(f"{target.source} is a zip export: extract it to a folder first")
+    cd = target.char_dir
+    whole = scope.kind == "repair_journal"  # its plan names the journal it expects by its SHA-256
+
+    def fingerprints() -> dict[str, str | None]:
+        return fingerprint_folder(cd, whole_journal=True) if whole else fingerprint_folder(cd)
+
     for _ in range(attempts):
-        before = fingerprint_folder(target.char_dir)
-        plan = _plan_once(target, scope, registry, before, clock)
-        if fingerprint_folder(target.char_dir) == before:
+        before = fingerprints()
+        plan = _plan_once(target, scope, registry, before, clock, _Progress(should_continue, on_progress))
+        if fingerprints() == before:
             return plan
     raise FolderBusyError(f"{target.char_dir} kept changing while it was planned: a writer is active")
+
+
+class _Progress:
+    """How the plan reports progress and honours a cancel: as the diagnosis's ``progress`` callback
+    (every few MiB of the journal; raising stops its read), and between the later steps of a plan
+    that reported any. A quick plan (a small journal) neither reports nor polls: its caller's
+    ``should_continue`` is polled between the events of the apply only, as before."""
+
+    def __init__(
+        self, should_continue: Callable[[], bool] | None, on_progress: Callable[[int, int], None] | None
+    ) -> None:
+        self.should_continue = should_continue
+        self.on_progress = on_progress
+        self.reported = False
+
+    def check(self) -> None:
+        if self.reported and self.should_continue is not None and not self.should_continue():
+            raise PlanningCancelledError("planning was cancelled; nothing was written")
+
+    def __call__(self, done: int, total: int) -> None:
+        self.reported = True
+        self.check()
+        if self.on_progress is not None:
+            self.on_progress(done, total)
 
 
 def _plan_once(
@@ -454,12 +506,15 @@ def _plan_once(
     registry: HandlerRegistry | None,
     fingerprints: dict[str, str | None],
     clock: Clock | None = None,
+    progress: _Progress | None = None,
 ) -> Plan:
     cd = target.char_dir
     assert cd is not None
+    progress = progress or _Progress(None, None)
     # One read of the journal for the plan: the diagnosis (events, the sentinel's position, the
-    # orphaned archive events); the dry run below is the reconciler's own read of its copy.
-    d = diagnose_character(cd)
+    # orphaned archive events, and our replay's pass over the tail on an in-memory overlay).
+    d = diagnose_character(cd, keep_run=True, progress=progress)
+    progress.check()
     if d.journal.unreadable is not None:
         raise BadInputError(d.journal.unreadable)
     if d.sentinel.state == "refused":
@@ -469,7 +524,8 @@ def _plan_once(
             "replay refuses to run; nothing was written"
         )
     events = d.events
-    index_of: dict[str, int] = {ev.event_id: ev.index for ev in events}  # ids are unique
+    run: TailRun | None = d.tail.run if d.tail is not None else None
+    index_of = _event_index(d, run)
     sentinel = read_sentinel(cd)
     at_sentinel = d.sentinel
     state, sid, sindex = at_sentinel.state, at_sentinel.event_id, at_sentinel.index
@@ -492,32 +548,41 @@ def _plan_once(
     park: ParkChoice | None = None
     if scope.kind == "until":
         assert scope.until is not None
-        at = index_of.get(scope.until)
+        at = index_of(scope.until)
         if at is None:
             raise BadInputError(f"no event {scope.until} in the journal")
         if sindex is not None and at <= sindex:
             raise BadInputError(f"event {scope.until} (#{at}) is already applied (the sentinel is at #{sindex})")
         if scope.until in already:
             raise BadInputError(f"event {scope.until} (#{at}) is already applied (recorded past the sentinel)")
+    # The engine's pass, for the scope (its bytes predicted without a copy), where it can be exact.
+    fast = run if registry is None else None
+    dry: DryRun | None = None
+    predicted_by = "engine"
     if scope.kind == "repair":
         unrepairable = [o for o in orphans if not o.repairable]
         ids = [o.event.event_id for o in orphans if o.repairable]
-        dry: DryRun = dry_run(cd, registry, repair=ids, clock=clock)
+        dry, predicted_by = dry_run(cd, registry, repair=ids, clock=clock), "dry_run"
     elif scope.kind == "park":
         assert scope.park is not None
-        now = dry_run(cd, registry, clock=clock)
+        now = predict_run(fast, clock=clock) if fast is not None else None
+        progress.check()
+        dry = predict_run(fast.again(park=scope.park), clock=clock) if now is not None and fast is not None else None
+        if now is None or dry is None:
+            now = dry_run(cd, registry, clock=clock)
+            progress.check()
+            dry, predicted_by = dry_run(cd, registry, park=scope.park, clock=clock), "dry_run"
         park = _park_choice(scope.park, index_of, events, now.report, parked)
-        dry = dry_run(cd, registry, park=scope.park, clock=clock)
         released = set(now.report.held) & set(dry.report.applied)
-        park.released.extend(
-            PlannedEvent.of_info(events[index_of[e]]) for e in dry.report.applied if e in released
-        )
+        park.released.extend(_planned(events, index_of, [e for e in dry.report.applied if e in released]))
     else:
-        # The same bound the real run takes (Plan.apply_until), so the dry run is that run.
-        dry = dry_run(cd, registry, until=scope.until if scope.until is not None else journal_last, clock=clock)
-
-    def planned(ids: list[str]) -> list[PlannedEvent]:
-        return [PlannedEvent.of_info(events[index_of[e]]) for e in ids if e in index_of]
+        # The same bound the real run takes (Plan.apply_until), so the prediction is that run.
+        until = scope.until if scope.until is not None else journal_last
+        if fast is not None:
+            dry = predict_run(fast, until=until, clock=clock)
+        if dry is None:
+            dry, predicted_by = dry_run(cd, registry, until=until, clock=clock), "dry_run"
+    progress.check()
 
     blocks = [explain_block(b) for b in dry.report.blocks]
     return Plan(
@@ -531,7 +596,7 @@ def _plan_once(
         total_events=len(events),
         journal_present=d.journal.present,
         pending=len(unapplied),
-        events=planned(dry.report.applied),
+        events=_planned(events, index_of, dry.report.applied),
         block=blocks[0] if blocks else None,
         diff=dry.diff,
         predicted=dry.predicted,
@@ -540,7 +605,7 @@ def _plan_once(
         unrepairable=unrepairable,
         temp_files=[] if scope.kind == "repair" else leftover_temp_files(cd),
         blocks=blocks,
-        held=planned(dry.report.held),
+        held=_planned(events, index_of, dry.report.held),
         applied_beyond=already,
         park=park,
         journal_last=journal_last,
@@ -548,7 +613,27 @@ def _plan_once(
         predicted_applied_set=dry.applied_set,
         unapplied=unapplied,
         undecodable=undecodable_fragments(cd / JOURNAL_NAME, d.defects),
+        predicted_by=predicted_by,
+        journal_read=run.scan if run is not None else None,
     )
+
+
+def _event_index(d: CharacterDiagnosis, run: TailRun | None) -> Callable[[str], int | None]:
+    """An event id's index among the diagnosis's events (``None``: not there): the pass's own
+    index when there is one (a table of the tail, a scan for the rest), else a table."""
+    if run is not None:
+        return lambda event_id: (i if (i := run.index(event_id)) >= 0 else None)
+    table: dict[str, int] = {ev.event_id: ev.index for ev in d.events}  # few events: no journal was read
+    return table.get
+
+
+def _planned(events: Sequence[EventInfo], index_of: Callable[[str], int | None], ids: list[str]) -> list[PlannedEvent]:
+    out = []
+    for event_id in ids:
+        i = index_of(event_id)
+        if i is not None:
+            out.append(PlannedEvent.of_info(events[i]))
+    return out
 
 
 def _journal_repair_plan(
@@ -599,7 +684,7 @@ def _refused_file(cd: Path, message: str | None, unknown: str) -> str:
 
 def _park_choice(
     event_id: str,
-    index_of: dict[str, int],
+    index_of: Callable[[str], int | None],
     events: Sequence[EventInfo],
     now: ReplayReport,
     parked: frozenset[str],
@@ -610,7 +695,7 @@ def _park_choice(
         BadInputError: the event is not in the journal, or replay does not hold it (it applies,
             is already applied or parked, or lies behind the sentinel).
     """
-    at = index_of.get(event_id)
+    at = index_of(event_id)
     if at is None:
         raise BadInputError(f"no event {event_id} in the journal")
     pe = PlannedEvent.of_info(events[at])
@@ -635,21 +720,3 @@ def _park_choice(
         cause = f" behind event #{first.index} ({first.reason})" if first is not None else ""
         reason = f"held{cause}: it touches an entry an earlier event that cannot be applied holds"
     return ParkChoice(pe, reason, block)
-
-
-def leftover_temp_files(char_dir: str | os.PathLike[str]) -> list[str]:
-    """Temp files of interrupted atomic writes (``.nkatmp<8 hex>.tmp``) in the folder and its
-    archive folders: the reconciler removes them before a real replay, so the plan lists them."""
-    cd = Path(char_dir)
-    out = []
-    for sub in ("", REFLECTION_ARCHIVE, PERSONA_ARCHIVE):
-        folder = cd / sub if sub else cd
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        for name in names:
-            p = folder / name
-            if fs.is_temp_name(name) and p.is_file() and not p.is_symlink():
-                out.append(f"{sub}/{name}" if sub else name)
-    return out
