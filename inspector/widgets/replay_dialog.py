@@ -45,7 +45,7 @@ from inspector.core.replay.flow import (
 )
 
 #: The plan's heading before anything ran.
-PLAN_TITLE = "Plan (dry run on a scratch copy; nothing has been written)"
+PLAN_TITLE = "Plan (predicted by a dry run; nothing has been written)"
 
 
 def plan_title_after(outcome: ReplayOutcome) -> str:

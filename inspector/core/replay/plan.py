@@ -280,7 +280,8 @@ class ParkChoice:
 
 @dataclass(slots=True)
 class Plan:
-    """What a guarded replay would do, computed by a dry run on a scratch copy (a pure value).
+    """What a guarded replay would do, predicted by a dry run of the engine (on a scratch copy only
+    where the prediction cannot be exact; a pure value).
 
     Attributes:
         target: the character folder.
