@@ -93,10 +93,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     if s.raises is not None:
         # Its reconcile raises before it applies anything (§9.8.1-2): every record after its
         # sentinel stays unapplied, and its live writes orphan them.
-        records = _ServerRecords(c, reader, start, floor)
-        for _ in records:
-            pass
-        s.unapplied = records.count
+        s.unapplied = _ServerRecords(c, reader, start, floor).total()
         if ensure.writes:
             s.writes = [(PERSONA, False)]
         predict_after_reconcile(c, s, ProjectionStore(folder), ensure.persona_after)
@@ -166,6 +163,13 @@ class _ServerRecords:
         self._c, self._reader, self._start, self._floor = c, reader, start, floor
         self.count = 0
         self.lines: list[int] = []
+
+    def total(self) -> int:
+        """How many records the iteration meets (its final :attr:`count`), without reading them:
+        our events from ``start`` its reader sees, and the repeated copies from byte ``floor``."""
+        events, hidden = self._c.events, self._reader.hidden_lines
+        ours = sum(1 for j in range(self._start, len(events)) if events.line(j) not in hidden)
+        return ours + sum(1 for r in self._reader.duplicates if r.offset >= self._floor)
 
     def __iter__(self) -> Iterator[tuple[int, Event, bool]]:
         for index, record, ev in self._records():
