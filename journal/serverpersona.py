@@ -271,6 +271,26 @@ def new_entry(text: str, entry_id: str, source: str, *, protected: bool = False)
     }
 
 
+def ensure_section(persona: dict[str, Any], key: str, run: EnsureRun) -> dict[str, Any]:
+    """``persona.setdefault(key, {}).setdefault("facts", [])``, as the settings fill and the card
+    sync both do it (facts 4, 5: ``persistence.py:349-350``, ``:408-409``): a missing section is
+    added at the end, then its ``facts``; returns the section.
+
+    Raises:
+        EnsureRaises: the section is not a dict (``setdefault`` on it: ``AttributeError``).
+    """
+    if key not in persona:
+        persona[key] = {}
+        run.changes.append(f"{key} section created (at the end)")
+    section = persona[key]
+    if not isinstance(section, dict):
+        raise EnsureRaises(f"the {key!r} section is a JSON {json_type(section)}, not an object (AttributeError)")
+    if "facts" not in section:
+        section["facts"] = []
+        run.changes.append(f"{key}.facts created")
+    return section
+
+
 # -- fact 4: the settings fill ----------------------------------------------------------------------
 
 
@@ -330,15 +350,7 @@ def settings_fill(persona: dict[str, Any], name: str, cards: Cards, settings: Fi
     if cards.error is not None:
         raise EnsureRaises(f"aget_character_data() raises ({cards.error}) in the settings fill")
     for key in SECTIONS:
-        if key not in persona:
-            persona[key] = {}
-            run.changes.append(f"{key} section created (at the end)")
-        section = persona[key]
-        if not isinstance(section, dict):
-            raise EnsureRaises(f"the {key!r} section is a JSON {json_type(section)}, not an object (AttributeError)")
-        if "facts" not in section:
-            section["facts"] = []
-            run.changes.append(f"{key}.facts created")
+        ensure_section(persona, key, run)
     doc = _settings_document(settings, run)
     if doc is not None:
         _apply_settings(persona, name, cards.human, doc, run)
@@ -458,15 +470,7 @@ def sync_section(persona: dict[str, Any], entity: str, card: dict[str, Any] | Un
         EnsureRaises: the section is not a dict (``AttributeError``), its facts cannot be iterated,
             or a card entry's id cannot be a dict key (``TypeError``).
     """
-    if entity not in persona:
-        persona[entity] = {}
-        run.changes.append(f"{entity} section created (at the end)")
-    section = persona[entity]
-    if not isinstance(section, dict):
-        raise EnsureRaises(f"the {entity!r} section is a JSON {json_type(section)}, not an object (AttributeError)")
-    if "facts" not in section:
-        section["facts"] = []
-        run.changes.append(f"{entity}.facts created")
+    section = ensure_section(persona, entity, run)
     unknown = card if isinstance(card, Unknown) else next((v for v in card.values() if isinstance(v, Unknown)), None)
     try:
         expected = expected_card_entries(card, entity) if not isinstance(card, Unknown) and unknown is None else []
