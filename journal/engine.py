@@ -83,8 +83,6 @@ class Decision:
         entries: the entries it touches (``None``: unknown).
         holds_everything: for ``blocked``: everything after it is held, not only its entries.
         changed: for ``applies``: whether its handler changed the store.
-        rerun: for ``applies``: it is in the applied set and runs again (an earlier event of one
-            of its entries ran in this pass, so the newest payload still wins).
     """
 
     index: int
@@ -97,7 +95,6 @@ class Decision:
     entries: frozenset[Entry] | None = None
     holds_everything: bool = False
     changed: bool = False
-    rerun: bool = False
 
 
 class TailPass:
@@ -312,10 +309,6 @@ class TailDecisions:
     until_reached: bool = False
     run: Any = field(default=None, repr=False, compare=False)
 
-    def of(self, kind: str) -> list[Decision]:
-        """The decisions of one kind, in order."""
-        return [d for d in self.decisions if d.kind == kind]
-
     @property
     def moves_sentinel(self) -> bool:
         """Whether a run writes the sentinel (to :attr:`sentinel_after`)."""
@@ -383,7 +376,7 @@ def decide_tail(
             stop, changed = apply(i, ev, a.payload)
             if stop is None:
                 st.applied(eid, a.entries, ran=True, visible=visible)
-                add(Decision(i, eid, etype, "applies", entries=a.entries, changed=changed, rerun=eid in st.rerun))
+                add(Decision(i, eid, etype, "applies", entries=a.entries, changed=changed))
             else:
                 code, message = stop
                 everything = st.blocked(eid, i, a.entries, code)
