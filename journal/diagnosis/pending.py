@@ -51,7 +51,6 @@ class TailResult:
     """The engine's decisions for the tail, as the findings read them: the holds, in order, and
     how many events are held behind them, apply, or are already applied."""
 
-    decisions: TailDecisions
     holds: list[Hold] = field(default_factory=list)
     held: int = 0
     applies: int = 0
@@ -220,7 +219,7 @@ def decide_pending(c: Character, *, keep_run: bool = False) -> None:
     if keep_run:
         decided.run = tail_run
     c.diag.tail = decided
-    result = c.tail = TailResult(decided)
+    result = c.tail = TailResult()
     by_index: dict[int, Hold] = {}
     held_merges: list[tuple[int, Any]] = []
     for d in decided.decisions:
