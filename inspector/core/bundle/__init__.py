@@ -11,7 +11,7 @@ call :func:`write_bundle`.
 
 from __future__ import annotations
 
-from inspector.core.bundle.secret import load_or_create_secret, secret_path
+from inspector.core.bundle.secret import load_or_create_secret, read_secret, secret_path
 from inspector.core.bundle.write import (
     SCREENSHOT_NAME,
     BundleCancelledError,
@@ -30,6 +30,7 @@ __all__ = [
     "BundleResult",
     "check_output",
     "load_or_create_secret",
+    "read_secret",
     "secret_path",
     "write_bundle",
 ]

@@ -23,23 +23,51 @@ def secret_path() -> Path:
     return default_index_path().parent / SECRET_NAME
 
 
-def load_or_create_secret(path: str | os.PathLike[str] | None = None) -> bytes:
-    """The secret at ``path`` (default :func:`secret_path`), made (mode 0600) when there is none.
+def _private_folder(folder: Path) -> None:
+    """Create the secret's folder mode 0700 whatever the umask (``mkdir``'s mode is masked by it);
+    its missing parents as :func:`journal.fs.ensure_dir` makes them. An existing folder is left as
+    it is."""
+    if folder.is_dir():
+        return
+    fs.ensure_dir(folder.parent)
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        return
+    os.chmod(folder, 0o700)
+    fs.fsync_dir(folder.parent)
+
+
+def read_secret(path: str | os.PathLike[str] | None = None) -> bytes | None:
+    """The secret at ``path`` (default :func:`secret_path`), or ``None`` when there is none; never
+    writes.
 
     Raises:
-        OSError: it cannot be read or written; or the file is not a secret (too short).
+        OSError: it cannot be read; or the file is not a secret (too short).
     """
     p = Path(path) if path is not None else secret_path()
     try:
         with fs.open_regular(p) as fh:
             data = fh.read(4096)
     except FileNotFoundError:
-        data = b""
-    else:
-        if len(data) < 16:
-            raise OSError(f"{p}: not a redaction secret (too short); move it away to make a new one")
+        return None
+    if len(data) < 16:
+        raise OSError(f"{p}: not a redaction secret (too short); move it away to make a new one")
+    return data
+
+
+def load_or_create_secret(path: str | os.PathLike[str] | None = None) -> bytes:
+    """The secret at ``path`` (default :func:`secret_path`), made (mode 0600, in a folder made
+    0700) when there is none.
+
+    Raises:
+        OSError: it cannot be read or written; or the file is not a secret (too short).
+    """
+    p = Path(path) if path is not None else secret_path()
+    data = read_secret(p)
+    if data is not None:
         return data
-    fs.ensure_dir(p.parent)
+    _private_folder(p.parent)
     data = secrets.token_bytes(SECRET_BYTES)
     fs.atomic_write_bytes(p, data)  # created 0600 by the one durable writer
     return data

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import zipfile
 
 from inspector.cli import main
@@ -30,3 +32,30 @@ def test_bundle_writes_refuses_and_answers_a_guess(tmp_path, monkeypatch, capsys
     token = capsys.readouterr().out.split("  (key")[0]
     with zipfile.ZipFile(out) as zf:
         assert token.encode() in zf.read(f"{path.name}/facts.json")
+
+
+def test_the_secret_folder_is_private_whatever_the_umask(tmp_path, monkeypatch):
+    from inspector.core.bundle import load_or_create_secret
+
+    folder = tmp_path / "data" / "memory-inspector"
+    old = os.umask(0)
+    try:
+        load_or_create_secret(folder / "bundle-secret.key")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "bundle-secret.key").stat().st_mode) & 0o077 == 0
+
+
+def test_guess_without_a_secret_writes_nothing(tmp_path, monkeypatch, capsys):
+    from inspector.core.bundle import secret_path
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("APPDATA", str(tmp_path / "appdata"))
+    before = sorted(p for p in tmp_path.rglob("*"))
+    assert main(["bundle", "--guess", "Master likes green tea"]) == 2
+    err = capsys.readouterr().err
+    assert "no redaction secret" in err and "nothing written" in err
+    assert not secret_path().exists()
+    assert sorted(p for p in tmp_path.rglob("*")) == before
