@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.check_cmd import ScanMeter, _is_terminal
-from inspector.core.bundle import BundleError, load_or_create_secret, secret_path, write_bundle
+from inspector.core.bundle import BundleError, load_or_create_secret, read_secret, secret_path, write_bundle
 from inspector.core.redaction import Redactor
 from inspector.core.text import one_line
 from journal.diagnosis import DiagnosisInputError
@@ -63,15 +63,13 @@ class _BundleMeter(ScanMeter):
 def run_bundle(args: argparse.Namespace) -> int:
     """Exit codes: 0 written; 1 refused (the output exists, or lies inside PATH); 2 bad input;
     130 interrupted."""
+    if args.guess is not None:
+        return _guess(args.guess)
     try:
         secret = load_or_create_secret()
     except OSError as exc:
         print(f"{PROG}: error: the redaction secret ({secret_path()}): {one_line(str(exc))}", file=sys.stderr)
         return 2
-    if args.guess is not None:
-        r = Redactor(secret)
-        print(f"{r.token(args.guess)}  (key {r.key_id})")
-        return 0
     if not args.path or not args.output:
         print(f"{PROG}: error: PATH and -o CASE.zip are required", file=sys.stderr)
         return 2
@@ -121,6 +119,26 @@ def run_bundle(args: argparse.Namespace) -> int:
     omitted = m["omitted"]
     if omitted:
         print(f"{PROG}: left out {len(omitted)} item(s); the manifest lists them", file=sys.stderr)
+    return 0
+
+
+def _guess(text: str) -> int:
+    """``--guess TEXT``: the token under the sender's secret; writes nothing, so without a secret
+    (no bundle made yet) there is no token to give (exit 2)."""
+    try:
+        secret = read_secret()
+    except OSError as exc:
+        print(f"{PROG}: error: the redaction secret ({secret_path()}): {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    if secret is None:
+        print(
+            f"{PROG}: error: no redaction secret at {secret_path()}: no bundle was made here, so no token "
+            "can match (nothing written)",
+            file=sys.stderr,
+        )
+        return 2
+    r = Redactor(secret)
+    print(f"{r.token(text)}  (key {r.key_id})")
     return 0
 
 
