@@ -26,8 +26,7 @@ from inspector.core.bundle.members import FolderPlan, Omitted, Planned, plan_fol
 from inspector.core.bundle.redact import BundleRedactor, dumps_json
 from inspector.core.redaction import Redactor, damaged_token
 from journal import fs
-from journal.diagnosis import DiagnosisInputError, diagnose_path
-from journal.inputs import within
+from journal.diagnosis import DiagnosisInputError, UnreadableInputError, diagnose_path
 
 #: Read in pieces of this size when a file is copied as it is (the journal with ``redact=False``).
 _PIECE = 4 << 20
@@ -78,13 +77,34 @@ def check_output(path: str | os.PathLike[str], out: str | os.PathLike[str], *, f
         raise BundleRefusedError(f"{out}: is a folder; name the .zip to write")
     src = os.path.realpath(path)
     targets = {os.path.realpath(parent), os.path.realpath(out_abs)}
-    if os.path.isdir(src) and any(within(t, src) for t in targets):
+    if os.path.isdir(src) and any(fs.is_inside(t, src) for t in targets):
         raise BundleRefusedError(f"{out}: lies inside the input folder; a bundle is never written inside it")
     if src in targets:
         raise BundleRefusedError(f"{out}: is the input itself")
     if os.path.lexists(out_abs) and not force:
         raise BundleRefusedError(f"{out}: already exists; use --force to replace it")
     return out_abs
+
+
+def refuse_special_input(path: str) -> None:
+    """Refuse a PATH that is neither a folder nor a regular file (a FIFO, socket or device) before
+    anything opens it: a FIFO's open would wait for a writer forever.
+
+    Raises:
+        UnreadableInputError: it is one (a PATH that does not exist is left to the diagnosis).
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
+        return
+    try:
+        with fs.open_regular(path):  # never blocks; says what the special file is
+            pass
+    except OSError as exc:
+        raise UnreadableInputError(f"{path}: neither a folder nor a .zip export: {exc.strerror or exc}") from None
+    raise UnreadableInputError(f"{path}: neither a folder nor a .zip export")
 
 
 def _input_size(path: str) -> tuple[int, int]:
@@ -100,7 +120,7 @@ def _input_size(path: str) -> tuple[int, int]:
                             total += st.st_size
                             journals += st.st_size if name == "events.ndjson" else 0
         else:
-            with zipfile.ZipFile(path) as zf:
+            with fs.open_regular(path) as fh, zipfile.ZipFile(fh) as zf:
                 for info in zf.infolist():
                     total += info.file_size
                     journals += info.file_size if info.filename.endswith("events.ndjson") else 0
@@ -227,6 +247,7 @@ def write_bundle(
         OSError: the output cannot be written (nothing is left behind).
     """
     given = os.fspath(path)
+    refuse_special_input(given)
     out_abs = check_output(given, out, force=force)
     journals, total = _input_size(given)
     meter = _Progress(journals + total, progress, cancelled)

@@ -59,3 +59,28 @@ def test_guess_without_a_secret_writes_nothing(tmp_path, monkeypatch, capsys):
     assert "no redaction secret" in err and "nothing written" in err
     assert not secret_path().exists()
     assert sorted(p for p in tmp_path.rglob("*")) == before
+
+
+def test_a_fifo_as_path_is_refused_before_anything_opens_it(tmp_path, monkeypatch, capsys):
+    """A FIFO given as PATH: exit 2 at once. Timeout-free: any open of it that could block (one
+    without O_NONBLOCK, or a zip reader's) fails the test instead of hanging it."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    fifo = tmp_path / "case.fifo"
+    os.mkfifo(fifo)
+    real_open = os.open
+
+    def guarded_open(path, flags, *args, **kwargs):
+        if os.fspath(path) == str(fifo) and not flags & os.O_NONBLOCK:
+            raise AssertionError("a blocking open of the FIFO")
+        return real_open(path, flags, *args, **kwargs)
+
+    def no_zip(*_a, **_k):
+        raise AssertionError("the FIFO was read as a zip")
+
+    monkeypatch.setattr(os, "open", guarded_open)
+    monkeypatch.setattr(zipfile, "ZipFile", no_zip)
+    monkeypatch.setattr(zipfile, "is_zipfile", no_zip)
+    assert main(["bundle", str(fifo), "-o", str(tmp_path / "case.zip")]) == 2
+    assert "FIFO" in capsys.readouterr().err
+    assert not (tmp_path / "case.zip").exists()
