@@ -147,7 +147,7 @@ def _journal_to_link(path: Path, root: str) -> str | None:
     (``None``) is copied as :func:`_copy_entry` copies it, so the scratch replay refuses what the
     real one refuses."""
     real = os.path.realpath(path)
-    if not (real == root or real.startswith(root + os.sep)):
+    if not fs.is_inside(real, root):
         return None
     try:
         return real if stat.S_ISREG(os.stat(real).st_mode) else None
@@ -158,7 +158,7 @@ def _journal_to_link(path: Path, root: str) -> str | None:
 def _copy_entry(path: Path, target: Path, root: str, is_archive: bool) -> None:
     if path.is_symlink():
         real = os.path.realpath(path)
-        if not (real == root or real.startswith(root + os.sep)):
+        if not fs.is_inside(real, root):
             try:
                 os.symlink(real, target)
             except OSError:  # no symlinks here (e.g. Windows without the privilege): leave it out

@@ -159,6 +159,24 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
+def is_inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it, once both are resolved: links followed
+    (of a path that does not exist yet, its existing part), ``..`` and case folded as the
+    platform's paths are (:func:`os.path.normcase`). The one answer of export, bundle, restore,
+    backups and the readers' "a link leaving the memory root" to "is this inside that folder";
+    where the *server* writes is the server model's rule (:mod:`journal.serverrules`).
+
+    Paths on different drives are not inside one another. This is a read: nothing is offered to
+    the fault hook.
+    """
+    p = os.path.normcase(os.path.realpath(os.fspath(path)))
+    f = os.path.normcase(os.path.realpath(os.fspath(folder)))
+    try:
+        return os.path.commonpath([p, f]) == f
+    except ValueError:  # different drives, or one relative and one absolute
+        return False
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """fsync a folder so that a create, rename or delete inside it is durable."""
     p = os.fspath(path)

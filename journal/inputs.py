@@ -15,6 +15,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from journal import fs
 from journal.diagnosis.values import Finding, UnreadableInputError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.outbox import OUTBOX_NAME
@@ -64,14 +65,6 @@ MANAGED_MEMORY_FILENAMES = frozenset(
         "time_indexed.db",
     }
 )
-
-
-def within(path: str, root_real: str) -> bool:
-    """Whether the resolved ``path`` is ``root_real`` or inside it."""
-    try:
-        return os.path.commonpath([path, root_real]) == root_real
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +179,6 @@ def extract_zip(
                     if key in names:
                         refuse(info.filename, "a second member with the same name")
                     names.add(key)
-        dest_real = os.path.realpath(dest)
         seen: set[str] = set()
         written = 0
         for info in infos:
@@ -214,7 +206,7 @@ def extract_zip(
             except OSError as exc:
                 refuse(info.filename, f"cannot be created: {exc.strerror or exc}")
                 continue
-            if not within(os.path.realpath(target.parent), dest_real):
+            if not fs.is_inside(target.parent, dest):
                 refuse(info.filename, "it would land outside the extraction folder")
                 continue
             try:
@@ -312,7 +304,7 @@ def characters_in(root: Path, root_real: str) -> list[CharacterEntry]:
         if entry.is_symlink():
             if not path.is_dir():
                 continue
-            inside = within(os.path.realpath(path), root_real)
+            inside = fs.is_inside(path, root_real)
             why = (
                 "a symbolic link to another folder of the memory root; not followed (that folder is checked under "
                 "its own name)"

@@ -50,11 +50,6 @@ class Store(Protocol):
     def write_sentinel(self, event_id: str | None) -> None: ...
 
 
-def _inside(root: str, path: Path) -> bool:
-    resolved = os.path.realpath(path)
-    return resolved == root or resolved.startswith(root + os.sep)
-
-
 def _plain(path: Path) -> bool:
     """Whether ``path`` is missing or not a link, so it stays where its parent is (POSIX only:
     Windows junctions are not reported as links, so there every path is resolved)."""
@@ -106,7 +101,7 @@ class Confinement:
         if not isinstance(name, str) or not _plain_name(name):
             raise ViewCorruptError(f"{name!r} is not a file name inside the character folder")
         path = self.char_dir / name
-        if not _plain(path) and not _inside(self._root, path):
+        if not _plain(path) and not fs.is_inside(path, self._root):
             raise ViewCorruptError(
                 f"{name} resolves outside the character folder ({os.path.realpath(path)}); refusing to use it"
             )
@@ -122,7 +117,7 @@ class Confinement:
         if not isinstance(archive, str) or not _plain_name(archive):
             raise ShardCorruptError(f"{archive!r} is not a folder name inside the character folder")
         path = self.char_dir / archive
-        if not _plain(path) and not _inside(self._root, path):
+        if not _plain(path) and not fs.is_inside(path, self._root):
             raise ShardCorruptError(
                 f"{archive}/ resolves outside the character folder ({os.path.realpath(path)}); "
                 "refusing to read or write through it"
@@ -139,7 +134,7 @@ class Confinement:
         """
         name = validate_shard_name(basename)  # first: a hostile basename is named as such
         path = self.archive_path(archive) / name
-        if not _plain(path) and not _inside(self._root, path):
+        if not _plain(path) and not fs.is_inside(path, self._root):
             raise ShardCorruptError(
                 f"{archive}/{name} resolves outside the character folder ({os.path.realpath(path)}); "
                 "refusing to read or write through it"

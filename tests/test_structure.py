@@ -213,3 +213,21 @@ def test_the_second_copy_of_the_replay_loop_is_gone():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
         assert "check_tail" not in names, path
+
+
+# -- one "is this path inside that folder" (issue 25) -----------------------------------------------
+
+#: Where "inside" is spelled by hand on purpose: the helper itself, and the server model's own rule
+#: about where the *server* writes (it is the server's code, not ours).
+INSIDE_SPELLED_BY = frozenset({JOURNAL / "fs.py", JOURNAL / "serverrules.py", JOURNAL / "serverpersona.py"})
+
+
+def test_inside_a_folder_is_asked_of_one_helper():
+    spellings = ("is_relative_to(", "commonpath(", "startswith(str(", "+ os.sep)")
+    offenders = []
+    for path in _modules(JOURNAL) + _modules(INSPECTOR):
+        if path in INSIDE_SPELLED_BY:
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [(str(path.relative_to(ROOT)), s) for s in spellings if s in text]
+    assert offenders == []

@@ -44,6 +44,7 @@ from inspector.core.payloads import SUMMARY_LIMIT, RecordReader, record_summary
 from inspector.core.redaction import damaged_token, redact_tree
 from inspector.core.timeline import DEFECT_TEXT, UNCHECKED, CharacterTimeline, Row, defect_summary
 from inspector.core.timestamps import format_ts
+from journal import fs
 from journal.codec import loads_exact
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventInfo
 from journal.events import JOURNAL_NAME
@@ -329,8 +330,6 @@ def refused_target(target: str | os.PathLike[str], opened: str | os.PathLike[str
     read-only, so nothing is written inside the opened folder (nor over an opened zip)."""
     if opened is None:
         return None
-    dest = os.path.realpath(os.fspath(target))
-    root = os.path.realpath(os.fspath(opened))
-    if dest == root or dest.startswith(root.rstrip(os.sep) + os.sep):
+    if fs.is_inside(target, opened):
         return f"{target} is inside the opened folder: the inspector never writes there. Choose another folder."
     return None

@@ -26,8 +26,7 @@ from journal.codec import dumps_view, same_json
 from journal.diagnosis.findings import Findings
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
-from journal.fs import is_leftover_temp
-from journal.inputs import within
+from journal.fs import is_inside, is_leftover_temp
 from journal.shards import (
     PERSONA_ARCHIVE,
     REFLECTION_ARCHIVE,
@@ -58,7 +57,7 @@ def probe_path(path: Path, root_real: str) -> Probe:
         return Probe("error", exc.strerror or str(exc))
     if stat.S_ISLNK(st.st_mode):
         target = os.path.realpath(path)
-        if not within(target, root_real):
+        if not is_inside(target, root_real):
             return Probe("refused", "a symbolic link pointing outside the memory root; not followed")
         try:
             st = os.stat(path)

@@ -314,3 +314,33 @@ def test_appended_journal_reads_back_after_short_writes_and_a_torn_tail(tmp_path
         "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
     ]
     assert [(d.kind, d.line, d.offset) for d in result.defects] == [("malformed", 2, len(LINE))]
+
+
+# -- is_inside: the one "is this path inside that folder" -------------------------------------------
+
+
+def test_is_inside_holds_the_folder_itself_and_what_is_below_it(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert fs.is_inside(tmp_path / "a", tmp_path / "a")
+    assert fs.is_inside(tmp_path / "a" / "b" / "not-yet.zip", tmp_path / "a")  # need not exist
+    assert not fs.is_inside(tmp_path / "a", tmp_path / "a" / "b")
+    assert not fs.is_inside(tmp_path / "ab", tmp_path / "a")  # a prefix of the name is not inside
+    assert fs.is_inside(tmp_path / "a" / "b" / ".." / "x", tmp_path / "a")
+    assert not fs.is_inside(tmp_path / "a" / ".." / "x", tmp_path / "a")
+
+
+def test_is_inside_follows_links_both_ways(tmp_path: Path) -> None:
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "out").symlink_to(tmp_path / "elsewhere")
+    assert fs.is_inside(tmp_path / "alias" / "deep", tmp_path / "real")
+    assert fs.is_inside(tmp_path / "real" / "deep", tmp_path / "alias")
+    assert not fs.is_inside(tmp_path / "real" / "out" / "f", tmp_path / "real")  # the link leaves it
+
+
+def test_is_inside_folds_case_as_the_platform_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "Memory").mkdir()
+    assert not fs.is_inside(tmp_path / "MEMORY" / "x", tmp_path / "memory")  # POSIX: case matters
+    monkeypatch.setattr(os.path, "normcase", str.lower)  # as ntpath.normcase folds it
+    assert fs.is_inside(tmp_path / "MEMORY" / "x", tmp_path / "memory")

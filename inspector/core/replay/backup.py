@@ -83,12 +83,11 @@ def check_backup_root(backup_root: str | os.PathLike[str], target: ReplayTarget)
         BadInputError: it is inside.
     """
     root = Path(backup_root).expanduser()
-    resolved = root.resolve()
     checks = [(target.char_dir, "the character folder")]
     if target.root is not None and target.source.resolve() == target.root.resolve():
         checks.append((target.root, "the memory root"))
     for inside, what in checks:
-        if inside is not None and resolved.is_relative_to(inside.resolve()):
+        if inside is not None and fs.is_inside(root, inside):
             raise BadInputError(f"the backup folder {root} is inside {what} {inside}; choose one outside it")
     return root
 
@@ -557,7 +556,7 @@ def _folder_problem(dest: Path, backup: Backup, via: str) -> tuple[str, str] | N
     if not dest.parent.is_dir():
         return "target_gone", f"{dest.parent} does not exist: cannot restore {character} there"
     here = backup.path.resolve()
-    if here.is_relative_to(dest) or dest.is_relative_to(here):
+    if fs.is_inside(here, dest) or fs.is_inside(dest, here):
         return "overlaps_backup", f"{dest} and the backup {here} are inside one another"
     if dest.exists() and not dest.is_dir():
         return "not_a_folder", f"{dest} is not a folder"

@@ -252,7 +252,7 @@ def execute_restore(
         out.status, out.message = "nothing_to_do", "the folder already equals the backup"
         return out
     root = _pre_restore_root(rp, backup_root)
-    if root.resolve().is_relative_to(dest):
+    if fs.is_inside(root, dest):
         out.message = f"the pre-restore backup would go to {root}, inside {dest}; choose a backup folder outside it"
         return out
     try:
