@@ -8,9 +8,9 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
+from inspector.core import output
 from inspector.core.compare import Comparison, compare_paths
+from inspector.core.output import ExitCode
 from inspector.core.text import count, one_line
 from journal.diagnosis import DiagnosisInputError
 
@@ -20,11 +20,19 @@ PROG = "memory-inspector diff"
 SHOWN = 20
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_parser(subparsers: Any) -> None:
+    """Register ``diff`` on the subcommands' parser (:mod:`inspector.cli` assembles them)."""
+    p = subparsers.add_parser(
+        "diff",
+        help="compare two exports of a character",
+        description="Compare two exports of a character (folders or zips; both only read).",
+        epilog="exit codes: 0 identical; 1 differences; 2 bad input",
+    )
     p.add_argument("a", help="the first export: memory root, character folder or .zip")
     p.add_argument("b", help="the second export")
     p.add_argument("--character", metavar="NAME", help="the character (needed when an export holds several)")
     p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+    p.set_defaults(run=run_diff)
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -32,20 +40,13 @@ def run_diff(args: argparse.Namespace) -> int:
     try:
         result = compare_paths(args.a, args.b, character=args.character)
     except DiagnosisInputError as exc:
-        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        return output.error(PROG, str(exc))
     if args.json:
-        doc = result.to_json()
-        try:
-            data = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-        except (orjson.JSONEncodeError, TypeError):  # lone surrogates, huge integers
-            data = json.dumps(doc, indent=2, ensure_ascii=True).encode("ascii")
-        sys.stdout.buffer.write(data + b"\n")
-        sys.stdout.flush()
+        output.write_json(sys.stdout, result.to_json())
     else:
         for line in human(result):
             print(line)
-    return 0 if result.identical else 1
+    return ExitCode.of(result.identical)
 
 
 def _value(v: Any) -> str:
