@@ -6,13 +6,13 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from inspector.check_cmd import ScanMeter, _is_terminal
+from inspector.core import output
 from inspector.core.bundle import BundleError, load_or_create_secret, read_secret, secret_path, write_bundle
+from inspector.core.output import ExitCode
 from inspector.core.redaction import Redactor
 from inspector.core.text import one_line
 from journal.diagnosis import DiagnosisInputError
@@ -26,7 +26,15 @@ PROG = "memory-inspector bundle"
 SCREENSHOT_TIMEOUT = 300
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_parser(subparsers: Any) -> None:
+    """Register ``bundle`` on the subcommands' parser (:mod:`inspector.cli` assembles them)."""
+    p = subparsers.add_parser(
+        "bundle",
+        help="write a redacted support bundle",
+        description="Write a redacted support bundle of a memory folder (PATH is only read).",
+        epilog="exit codes: 0 written; 1 refused (CASE.zip exists, or lies inside PATH); 2 bad input; "
+        "130 interrupted",
+    )
     p.add_argument("path", nargs="?", help="memory root, character folder or .zip export (only read)")
     p.add_argument("-o", "--output", metavar="CASE.zip", help="the bundle to write (never inside PATH)")
     p.add_argument("--character", metavar="NAME", help="only this character")
@@ -42,22 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="print the token TEXT has under your redaction secret (to answer a developer's guess); writes nothing",
     )
-
-
-class _BundleMeter(ScanMeter):
-    """check's one-line terminal meter, worded for a bundle."""
-
-    def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        if total <= 0 or now - self.start < 0.5:
-            return
-        if self.shown_at is not None and now - self.shown_at < 0.2 and done < total:
-            return
-        self.shown_at = now
-        text = f"{PROG}: {done * 100 // total}% · {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
-        text = text[: self.columns - 1]
-        self.width = max(self.width, len(text))
-        self._write("\r" + text.ljust(self.width))
+    p.set_defaults(run=run_bundle)
 
 
 def run_bundle(args: argparse.Namespace) -> int:
@@ -68,19 +61,16 @@ def run_bundle(args: argparse.Namespace) -> int:
     try:
         secret = load_or_create_secret()
     except OSError as exc:
-        print(f"{PROG}: error: the redaction secret ({secret_path()}): {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        return output.error(PROG, f"the redaction secret ({secret_path()}): {exc}")
     if not args.path or not args.output:
-        print(f"{PROG}: error: PATH and -o CASE.zip are required", file=sys.stderr)
-        return 2
+        return output.error(PROG, "PATH and -o CASE.zip are required")
     screenshots: dict[str, bytes] | None = None
     if args.screenshots:
         try:
             screenshots = render_screenshots(args.path, character=args.character, redact=not args.no_redact)
         except ScreenshotError as exc:
-            print(f"{PROG}: error: --screenshots: {one_line(str(exc))}", file=sys.stderr)
-            return 2
-    meter = _BundleMeter(sys.stderr, time.monotonic) if _is_terminal(sys.stderr) else None
+            return output.error(PROG, f"--screenshots: {exc}")
+    meter = output.meter(f"{PROG}:")
     try:
         result = write_bundle(
             args.path,
@@ -93,22 +83,19 @@ def run_bundle(args: argparse.Namespace) -> int:
             screenshots=screenshots,
         )
     except DiagnosisInputError as exc:
-        _clear(meter)
-        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        output.clear(meter)
+        return output.error(PROG, str(exc))
     except BundleError as exc:
-        _clear(meter)
+        output.clear(meter)
         print(f"{PROG}: refused: {one_line(str(exc))}", file=sys.stderr)
-        return 1
+        return ExitCode.PROBLEMS
     except OSError as exc:
-        _clear(meter)
-        print(f"{PROG}: error: cannot write {one_line(args.output)}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        output.clear(meter)
+        return output.error(PROG, f"cannot write {args.output}: {exc.strerror or exc}")
     except KeyboardInterrupt:
-        _clear(meter)
-        print(f"\n{PROG}: interrupted; nothing was written", file=sys.stderr)
-        return 130
-    _clear(meter)
+        output.clear(meter)
+        return output.interrupted(PROG, "nothing was written")
+    output.clear(meter)
     m = result.manifest
     state = "redacted" if m["redacted"] else "NOT redacted (--no-redact)"
     chars = m["characters"]
@@ -119,7 +106,7 @@ def run_bundle(args: argparse.Namespace) -> int:
     omitted = m["omitted"]
     if omitted:
         print(f"{PROG}: left out {len(omitted)} item(s); the manifest lists them", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def _guess(text: str) -> int:
@@ -128,23 +115,17 @@ def _guess(text: str) -> int:
     try:
         secret = read_secret()
     except OSError as exc:
-        print(f"{PROG}: error: the redaction secret ({secret_path()}): {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        return output.error(PROG, f"the redaction secret ({secret_path()}): {exc}")
     if secret is None:
         print(
             f"{PROG}: error: no redaction secret at {secret_path()}: no bundle was made here, so no token "
             "can match (nothing written)",
             file=sys.stderr,
         )
-        return 2
+        return ExitCode.BAD_INPUT
     r = Redactor(secret)
     print(f"{r.token(text)}  (key {r.key_id})")
-    return 0
-
-
-def _clear(meter: _BundleMeter | None) -> None:
-    if meter is not None:
-        meter.clear()
+    return ExitCode.OK
 
 
 class ScreenshotError(Exception):
