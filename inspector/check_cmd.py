@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Callable
-from typing import TextIO
+from typing import Any
 
+from inspector.core import output
 from inspector.core.check_report import PROG, write_human, write_json
+from inspector.core.output import ExitCode
 from inspector.core.text import one_line
 from journal.diagnosis import (
     DiagnosisInputError,
@@ -21,17 +21,40 @@ from journal.diagnosis import (
 )
 
 
-def run_check(args: argparse.Namespace, *, exit_now: bool = False) -> int:
+def add_parser(subparsers: Any) -> None:
+    """Register ``check`` on the subcommands' parser (:mod:`inspector.cli` assembles them)."""
+    p = subparsers.add_parser(
+        "check",
+        help="diagnose a memory folder (read-only)",
+        description="Diagnose a memory folder (read-only).",
+        epilog="exit codes: 0 only info findings; 1 a warning or an error; 2 PATH unreadable, holding no "
+        "character folder, or bad arguments; 130 interrupted",
+    )
+    p.add_argument("path", help="memory root, character folder or .zip export")
+    p.add_argument("--character", metavar="NAME", help="only this character")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+    p.add_argument("--all-events", action="store_true", help="list applied events too")
+    p.add_argument(
+        "--characters",
+        metavar="FILE",
+        help="the memory server's characters.json (default: ../config/characters.json beside the memory root)",
+    )
+    p.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace, *, exit_now: bool | None = None) -> int:
     """Run the command for parsed ``args`` (path, character, json, all_events).
 
     On a terminal, a one-line meter on stderr follows a scan that takes a while. Ctrl+C stops the
-    command with exit code 130 and one line on stderr (a forked scanning child is killed, and a
-    zip's extracted copy removed).
+    command with exit code 130 and one line on stderr (and a zip's extracted copy is removed).
 
-    ``exit_now`` (the command run as a program): end the process as soon as the output is
-    flushed, with the diagnosis still alive, rather than return and free it (see :func:`leave_now`).
+    ``exit_now`` (the command run as a program; default: ``args.exit_now``, which :mod:`inspector.cli`
+    sets): end the process as soon as the output is flushed, with the diagnosis still alive,
+    rather than return and free it (see :func:`leave_now`).
     """
-    meter = ScanMeter(sys.stderr) if _is_terminal(sys.stderr) else None
+    if exit_now is None:
+        exit_now = bool(getattr(args, "exit_now", False))
+    meter = output.meter(f"{PROG}: reading journals")
     try:
         try:
             diagnosis = diagnose_path(
@@ -41,8 +64,7 @@ def run_check(args: argparse.Namespace, *, exit_now: bool = False) -> int:
                 characters_file=getattr(args, "characters", None),
             )
         finally:
-            if meter is not None:
-                meter.clear()
+            output.clear(meter)
         with diagnosis:
             if args.json:
                 write_json(diagnosis, sys.stdout, all_events=args.all_events)
@@ -52,80 +74,13 @@ def run_check(args: argparse.Namespace, *, exit_now: bool = False) -> int:
                 write_human(diagnosis, sys.stdout, all_events=args.all_events)
             worst = diagnosis.worst_severity()
     except DiagnosisInputError as exc:
-        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
-        return 2
+        return output.error(PROG, str(exc))
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return 130
-    code = 0 if worst == "info" else 1
+        return output.interrupted(PROG)
+    code = ExitCode.of(worst == "info")
     if exit_now:
         leave_now(code)  # `diagnosis` is still referenced here, so it is never freed
     return code
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # no such method, or a closed stream
-        return False
-
-
-#: How long a scan runs before the meter shows, and how often the meter changes (seconds).
-METER_AFTER = 0.5
-METER_EVERY = 0.2
-
-
-class ScanMeter:
-    """The ``progress`` callback of :func:`journal.diagnosis.diagnose_path` for a terminal: one
-    line, rewritten in place, such as ``memory-inspector check: reading journals 45% · 180 of
-    400 MiB``. Quick scans show nothing. Nothing it does can stop the scan (a write error is
-    ignored). ``label`` is what comes before the figures (``replay`` shows its plan's read so)."""
-
-    def __init__(
-        self,
-        stream: TextIO,
-        clock: Callable[[], float] = time.monotonic,
-        columns: int | None = None,
-        label: str = f"{PROG}: reading journals",
-    ) -> None:
-        self.stream = stream
-        self.label = label
-        self.clock = clock
-        self.start = clock()
-        self.shown_at: float | None = None
-        self.width = 0
-        if columns is None:
-            try:
-                columns = os.get_terminal_size(stream.fileno()).columns
-            except (AttributeError, OSError, ValueError):
-                columns = 80
-        # A line that wraps cannot be rewritten with "\r": stay within the terminal's width.
-        self.columns = max(20, columns)
-
-    def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        if total <= 0 or now - self.start < METER_AFTER:
-            return
-        if self.shown_at is not None and now - self.shown_at < METER_EVERY and done < total:
-            return
-        self.shown_at = now
-        text = f"{self.label} {done * 100 // total}% · {done / 2**20:,.0f} of {total / 2**20:,.0f} MiB"
-        text = text[: self.columns - 1]
-        self.width = max(self.width, len(text))
-        self._write("\r" + text.ljust(self.width))
-
-    def clear(self) -> None:
-        """Blank the line, if anything was shown (and a ``^C`` the terminal echoed after it)."""
-        if self.width:
-            self._write("\r" + " " * min(self.width + 2, self.columns - 1) + "\r")
-            self.width = 0
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except (OSError, ValueError):
-            pass
 
 
 def leave_now(code: int) -> None:

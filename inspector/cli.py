@@ -1,30 +1,46 @@
 """Command-line entry point ``memory-inspector``: the window by default, or a headless subcommand.
 
     memory-inspector [PATH] [--redact] [--screenshot OUT.png] [--size WxH]     the window (sample data without PATH)
-    memory-inspector check PATH [--character NAME] [--json] [--all-events]
+    memory-inspector check PATH [--character NAME] [--json] [--all-events] [--redact]
     memory-inspector replay PATH [--character NAME] [--dry-run] [--until EVENT_ID] [--repair-orphans]
                             [--park EVENT_ID] [--repair-journal] [--yes] [--backup-dir DIR]
                             [--i-know-the-server-is-stopped]
     memory-inspector restore BACKUP [--to DIR] [--dry-run] [--yes]
-    memory-inspector history PATH [--character NAME] [--entry ID [--entity KEY]] [--at EVENT_ID]
-                            [--between EVENT_A EVENT_B] [--json]
+    memory-inspector history PATH [--character NAME] [--entry ENTRY [--entity KEY]] [--at EVENT]
+                            [--between EVENT_A EVENT_B] [--json] [--redact]
     memory-inspector bundle PATH -o CASE.zip [--character NAME] [--no-redact] [--force] [--screenshots]
                             | --guess TEXT
-    memory-inspector diff A B [--character NAME] [--json]
+    memory-inspector diff A B [--character NAME] [--json] [--redact]
 
-Exit codes of the subcommands: 0 ok, 1 problems found / refused / stopped, 2 bad input, 130 interrupted.
+Each command's module owns its parser (its ``add_parser(subparsers)`` registers it, with
+``set_defaults(run=...)``); this module only assembles them, and only imports the module of the
+command it runs. Exit codes: :class:`inspector.core.output.ExitCode`.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from inspector import __version__
+from inspector.core.output import ExitCode
+from inspector.core.text import one_line
 
-SUBCOMMANDS = ("check", "replay", "restore", "history", "bundle", "diff")
+#: Each subcommand and the module that owns its parser and runs it.
+COMMANDS = {
+    "check": "inspector.check_cmd",
+    "replay": "inspector.replay_cmd",
+    "restore": "inspector.replay_cmd",
+    "history": "inspector.history_cmd",
+    "bundle": "inspector.bundle_cmd",
+    "diff": "inspector.diff_cmd",
+}
+
+SUBCOMMANDS = tuple(COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,7 +48,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(ExitCode.BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def build_gui_parser() -> argparse.ArgumentParser:
@@ -62,79 +78,37 @@ def _window_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def build_command_parser(command: str) -> argparse.ArgumentParser:
-    if command == "check":
-        p = _Parser(
-            prog="memory-inspector check",
-            description="Diagnose a memory folder (read-only).",
-            epilog="exit codes: 0 only info findings; 1 a warning or an error; 2 PATH unreadable, holding no "
-            "character folder, or bad arguments; 130 interrupted",
-        )
-        p.add_argument("path", help="memory root, character folder or .zip export")
-        p.add_argument("--character", metavar="NAME", help="only this character")
-        p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
-        p.add_argument("--all-events", action="store_true", help="list applied events too")
-        p.add_argument(
-            "--characters",
-            metavar="FILE",
-            help="the memory server's characters.json (default: ../config/characters.json beside the memory root)",
-        )
-        return p
-    if command == "replay":
-        from inspector.replay_cmd import add_replay_arguments
+def build_command_parser(*commands: str) -> argparse.ArgumentParser:
+    """The parser of the subcommands: each registered by its own module (only those of
+    ``commands`` when given, so that running one imports only its module)."""
+    p = _Parser(prog="memory-inspector", description="Headless commands for terminals and scripts.")
+    subparsers = p.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    for module in dict.fromkeys(COMMANDS[c] for c in commands or SUBCOMMANDS):
+        importlib.import_module(module).add_parser(subparsers)
+    return p
 
-        p = _Parser(
-            prog="memory-inspector replay",
-            description="Guarded replay of pending events, or (--repair-journal) a guarded repair of a journal the "
-            "memory server cannot read.",
-        )
-        add_replay_arguments(p)
-        return p
-    if command == "restore":
-        p = _Parser(prog="memory-inspector restore", description="Put a replay backup back.")
-        p.add_argument("backup", help="a backup folder written by replay")
-        p.add_argument(
-            "--to",
-            metavar="DIR",
-            help="the character folder to restore into (default: the one the index of backups recorded)",
-        )
-        p.add_argument("--dry-run", action="store_true", help="compare and print what would change; change nothing")
-        p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-        return p
-    if command == "history":
-        from inspector.history_cmd import add_arguments
 
-        p = _Parser(
-            prog="memory-inspector history",
-            description="An entry's covered fields after each event; the state at an event; a diff between two "
-            "events; without --entry/--at/--between, the views that moved without an event (read-only).",
-            epilog="exit codes: 0 written; 1 the journal changed since it was read or cannot be read; 2 bad input "
-            "(PATH, character, entry or event not found, bad arguments); 130 interrupted",
-        )
-        add_arguments(p)
-        return p
-    if command == "bundle":
-        from inspector.bundle_cmd import add_arguments as add_bundle_arguments
-
-        p = _Parser(
-            prog="memory-inspector bundle",
-            description="Write a redacted support bundle of a memory folder (PATH is only read).",
-            epilog="exit codes: 0 written; 1 refused (CASE.zip exists, or lies inside PATH); 2 bad input; "
-            "130 interrupted",
-        )
-        add_bundle_arguments(p)
-        return p
-    if command == "diff":
-        from inspector.diff_cmd import add_arguments as add_diff_arguments
-
-        p = _Parser(
-            prog="memory-inspector diff",
-            description="Compare two exports of a character (folders or zips; both only read).",
-            epilog="exit codes: 0 identical; 1 differences; 2 bad input",
-        )
-        add_diff_arguments(p)
-        return p
+def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    for action in parser._actions:  # argparse keeps its subparsers only here
+        if isinstance(action, argparse._SubParsersAction):
+            sub: argparse.ArgumentParser = action.choices[command]
+            return sub
     raise ValueError(command)
+
+
+def command_help(command: str) -> str:
+    """The ``--help`` text of one subcommand."""
+    return _subparser(build_command_parser(command), command).format_help()
+
+
+def misspelt_command(word: str) -> str | None:
+    """The subcommand ``word`` is a near miss of (``chek`` → ``check``), or ``None``: a word that
+    is a subcommand, an option, or a path that exists is none (``memory-inspector chek`` opens an
+    existing folder ``chek`` in the window)."""
+    if word in COMMANDS or word.startswith("-") or os.path.lexists(word):
+        return None
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1)
+    return close[0] if close else None
 
 
 def main(argv: Sequence[str] | None = None, *, exit_now: bool = False) -> int:
@@ -144,32 +118,19 @@ def main(argv: Sequence[str] | None = None, *, exit_now: bool = False) -> int:
     itself once its output is written, rather than spend time freeing what it built.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] in SUBCOMMANDS:
-        command = args_list[0]
-        args = build_command_parser(command).parse_args(args_list[1:])
-        if command == "check":
-            from inspector.check_cmd import run_check
-
-            return run_check(args, exit_now=exit_now)
-        if command == "replay":
-            from inspector.replay_cmd import run_replay
-
-            return run_replay(args)
-        if command == "history":
-            from inspector.history_cmd import run_history
-
-            return run_history(args)
-        if command == "bundle":
-            from inspector.bundle_cmd import run_bundle
-
-            return run_bundle(args)
-        if command == "diff":
-            from inspector.diff_cmd import run_diff
-
-            return run_diff(args)
-        from inspector.replay_cmd import run_restore
-
-        return run_restore(args)
+    if args_list and args_list[0] in COMMANDS:
+        parser = build_command_parser(args_list[0])
+        args, extra = parser.parse_known_args(args_list)
+        if extra:  # said by the subcommand's parser, as argparse says its other errors
+            _subparser(parser, args_list[0]).error(f"unrecognized arguments: {' '.join(extra)}")
+        args.exit_now = exit_now
+        return int(args.run(args))
+    if args_list and (guess := misspelt_command(args_list[0])) is not None:
+        print(
+            f"memory-inspector: error: no command or path {one_line(repr(args_list[0]))} (did you mean {guess!r}?)",
+            file=sys.stderr,
+        )
+        return ExitCode.BAD_INPUT
     args = build_gui_parser().parse_args(args_list)
     from inspector.app import run_gui
 
@@ -186,12 +147,12 @@ def run() -> None:
         code = main(exit_now=True)
     except KeyboardInterrupt:
         print("\nmemory-inspector: interrupted", file=sys.stderr)
-        code = 130
+        code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         # Nothing more can be written; point stdout at /dev/null so the exit's flush is silent too.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 141
-    sys.exit(code)
+        code = ExitCode.BROKEN_PIPE
+    sys.exit(int(code))
 
 
 if __name__ == "__main__":

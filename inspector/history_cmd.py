@@ -78,8 +78,16 @@ PROG = "memory-inspector history"
 SCHEMA = 1
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The subcommand's arguments (on the parser :mod:`inspector.cli` builds)."""
+def add_parser(subparsers: Any) -> None:
+    """Register ``history`` on the subcommands' parser (:mod:`inspector.cli` assembles them)."""
+    p = subparsers.add_parser(
+        "history",
+        help="an entry's fields after each event; the state at an event; a diff between two",
+        description="An entry's covered fields after each event; the state at an event; a diff between two "
+        "events; without --entry/--at/--between, the views that moved without an event (read-only).",
+        epilog="exit codes: 0 written; 1 the journal changed since it was read or cannot be read; 2 bad input "
+        "(PATH, character, entry or event not found, bad arguments); 130 interrupted",
+    )
     p.add_argument("path", help="memory root, character folder or .zip export")
     p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH holds one)")
     p.add_argument("--entry", metavar="ID", help="a reflection id, or a persona entry id with --entity")
@@ -87,6 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--at", metavar="EVENT_ID", help="the state as of this event (of --entry, or of every entry)")
     p.add_argument("--between", nargs=2, metavar=("EVENT_A", "EVENT_B"), help="what differs between two events")
     p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+    p.set_defaults(run=run_history)
 
 
 def run_history(args: argparse.Namespace) -> int:

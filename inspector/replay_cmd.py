@@ -42,7 +42,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from inspector.check_cmd import ScanMeter, _is_terminal
+from inspector.core import output
+from inspector.core.output import ExitCode, Meter
 from inspector.core.prompter import ASK_APPLY, ASK_RECENT_WRITES, ASK_RESTORE, Question
 from inspector.core.replay.flow import (
     BadInputError,
@@ -170,11 +171,11 @@ def _cancel_on_interrupt(cancel: threading.Event) -> Iterator[None]:
 
 
 class TerminalProgress:
-    """Progress on a terminal's stderr, one line rewritten in place: while the plan reads the
-    journal, the meter ``check`` shows (:class:`inspector.check_cmd.ScanMeter`, e.g.
-    ``memory-inspector replay: planning, reading the journal 45% · 180 of 400 MiB``), cleared
-    before the plan is printed; while applying, ``applying 3/10``. Nothing when stderr is not a
-    terminal.
+    """Progress on a terminal's stderr, the one meter of every command
+    (:class:`inspector.core.output.Meter`): while the plan reads the journal,
+    ``memory-inspector replay: planning, reading the journal 45% · 180 of 400 MiB``, cleared
+    before the plan is printed; while applying, ``memory-inspector replay: applying 30% · 3 of 10
+    events``, cleared before the result is printed. Nothing when stderr is not a terminal.
 
     Args:
         stream: where the line goes (default: ``sys.stderr`` at call time).
@@ -183,9 +184,8 @@ class TerminalProgress:
 
     def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None) -> None:
         self._stream = stream
-        self.tty = _is_terminal(self.stream) if tty is None else tty
-        self.unit = "events"
-        self.meter: ScanMeter | None = None
+        self.tty = output.is_terminal(self.stream) if tty is None else tty
+        self.meter: Meter | None = None
 
     @property
     def stream(self) -> TextIO:
@@ -193,26 +193,52 @@ class TerminalProgress:
 
     def begin(self, work: Work) -> None:
         self.end(work)
-        self.unit = work.unit
-        if self.tty and work.unit == "bytes":
-            self.meter = ScanMeter(self.stream, label="memory-inspector replay: planning, reading the journal")
+        if self.tty:
+            reading = work.unit == "bytes"
+            label = "planning, reading the journal" if reading else "applying"
+            self.meter = Meter(self.stream, label=f"memory-inspector replay: {label}", unit=work.unit)
 
     def end(self, work: Work) -> None:
-        if self.meter is not None:
-            self.meter.clear()
-            self.meter = None
+        output.clear(self.meter)
+        self.meter = None
 
     def __call__(self, done: int, total: int) -> None:
-        if self.unit == "bytes":
-            if self.meter is not None:
-                self.meter(done, total)
-        elif self.tty:
-            end = "\n" if done >= total else ""
-            print(f"\rapplying {done}/{total}", end=end, file=self.stream, flush=True)
+        if self.meter is not None:
+            self.meter(done, total)
 
 
-def add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``memory-inspector replay`` (:mod:`inspector.cli` builds the parser)."""
+def add_parser(subparsers: Any) -> None:
+    """Register ``replay`` and ``restore`` on the subcommands' parser (:mod:`inspector.cli`
+    assembles them)."""
+    p = subparsers.add_parser(
+        "replay",
+        help="guarded replay of pending events (or --repair-journal)",
+        description="Guarded replay of pending events, or (--repair-journal) a guarded repair of a journal the "
+        "memory server cannot read.",
+        epilog="exit codes: 0 everything planned was applied (or nothing was pending); 1 events held, cancelled "
+        "(Ctrl+C), declined or refused by a guard; 2 bad input",
+    )
+    _add_replay_arguments(p)
+    p.set_defaults(run=run_replay)
+    p = subparsers.add_parser(
+        "restore",
+        help="put a replay backup back",
+        description="Put a replay backup back.",
+        epilog="exit codes: 0 restored; 1 declined, or the backup is not vouched for by the index; 2 the folder "
+        "cannot take the backup, or bad arguments; 130 interrupted",
+    )
+    p.add_argument("backup", help="a backup folder written by replay")
+    p.add_argument(
+        "--to",
+        metavar="DIR",
+        help="the character folder to restore into (default: the one the index of backups recorded)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="compare and print what would change; change nothing")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(run=run_restore)
+
+
+def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="memory root (with --character) or a character folder")
     p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH is its folder)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
@@ -247,11 +273,11 @@ def run_replay(args: argparse.Namespace) -> int:
     given = (until is not None, args.repair_orphans, park is not None, repair_journal)
     if sum(1 for g in given if g) > 1:
         _err("replay", "--until, --repair-orphans, --park and --repair-journal cannot be combined")
-        return 2
+        return ExitCode.BAD_INPUT
     for option, value in (("--park", park), ("--until", until)):
         if value == "":  # not a plain replay: an empty id names no event
             _err("replay", f"{option} needs an event id (it was empty); nothing was written")
-            return 2
+            return ExitCode.BAD_INPUT
     if repair_journal:
         scope = Scope("repair_journal")
     elif park is not None:
@@ -279,13 +305,13 @@ def run_replay(args: argparse.Namespace) -> int:
             run = run_guarded_replay(request, prompter, control=control)
     except BadInputError as exc:
         _err("replay", str(exc))
-        return 2
+        return ExitCode.BAD_INPUT
     except NotATerminalError as exc:
         _err("replay", str(exc))
-        return 1
+        return ExitCode.PROBLEMS
     for line in run.lines:
         print(_escaped(line))
-    return run.exit_code
+    return ExitCode(run.exit_code)
 
 
 def run_restore(args: argparse.Namespace) -> int:
@@ -305,10 +331,10 @@ def run_restore(args: argparse.Namespace) -> int:
         )
     except BadInputError as exc:
         _err("restore", str(exc))
-        return 2
+        return ExitCode.BAD_INPUT
     except NotATerminalError as exc:
         _err("restore", str(exc))
-        return 1
+        return ExitCode.PROBLEMS
     for line in run.lines:
         print(_escaped(line))
-    return run.exit_code
+    return ExitCode(run.exit_code)

@@ -15,9 +15,8 @@ import pytest
 
 import journal.compaction
 import journal.diagnosis
-from inspector import check_cmd
 from inspector.cli import main
-from inspector.core import check_report
+from inspector.core import check_report, output
 from journal import fixtures as folders
 from journal import fs
 from journal.diagnosis import diagnose_path
@@ -551,43 +550,13 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_the_meter_waits_then_shows_one_line_and_clears_it() -> None:
-    now = [100.0]
-    out = _Terminal()
-    meter = check_cmd.ScanMeter(out, clock=lambda: now[0], columns=100)
-    meter(10 << 20, 400 << 20)  # a quick scan shows nothing
-    assert out.getvalue() == ""
-    now[0] += check_cmd.METER_AFTER
-    meter(180 << 20, 400 << 20)
-    assert out.getvalue() == "\rmemory-inspector check: reading journals 45% · 180 of 400 MiB"
-    meter(190 << 20, 400 << 20)  # too soon after: not redrawn
-    now[0] += check_cmd.METER_EVERY
-    meter(400 << 20, 400 << 20)
-    lines = out.getvalue().split("\r")
-    assert lines[-1] == "memory-inspector check: reading journals 100% · 400 of 400 MiB" and len(lines) == 3
-    meter.clear()
-    assert out.getvalue().endswith("\r" + " " * (len(lines[-1]) + 2) + "\r")  # and a ^C echoed after it
-
-
-def test_the_meter_stays_within_a_narrow_terminal() -> None:
-    now = [0.0]
-    out = _Terminal()  # not a real terminal: 80 columns are assumed
-    assert check_cmd.ScanMeter(out).columns == 80
-    meter = check_cmd.ScanMeter(out, clock=lambda: now[0], columns=30)
-    now[0] = check_cmd.METER_AFTER
-    meter(1 << 20, 4 << 20)
-    meter.clear()
-    assert all(len(part) <= 29 for part in out.getvalue().split("\r"))
-    assert out.getvalue().startswith("\rmemory-inspector check: read")
-
-
 def test_on_a_terminal_check_shows_the_meter_on_stderr_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     b = folders.healthy(tmp_path)
     err = _Terminal()
     monkeypatch.setattr(sys, "stderr", err)
-    monkeypatch.setattr(check_cmd, "METER_AFTER", 0.0)
+    monkeypatch.setattr(output, "METER_AFTER", 0.0)
     code = main(["check", str(b.path), "--json"])
     out = capsys.readouterr().out
     assert code == 0 and json.loads(out)["characters"][0]["name"] == "healthy"
@@ -608,7 +577,7 @@ def test_ctrl_c_stops_check_with_130_and_writes_nothing(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sys, "stderr", _Terminal())
-    monkeypatch.setattr(check_cmd.ScanMeter, "__call__", interrupt)
+    monkeypatch.setattr(output.Meter, "__call__", interrupt)
     assert main(["check", str(b.path)]) == 130
     assert sys.stderr.getvalue().endswith("memory-inspector check: interrupted\n")  # type: ignore[attr-defined]
     assert capsys.readouterr().out == ""

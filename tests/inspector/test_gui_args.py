@@ -28,3 +28,49 @@ def test_the_help_names_every_subcommand(capsys):
         build_gui_parser().parse_args(["--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert all(name in out for name in SUBCOMMANDS)
+
+
+def test_a_misspelt_command_suggests_the_command_and_exits_2(capsys, monkeypatch, tmp_path):
+    from inspector import app
+    from inspector.cli import main
+
+    monkeypatch.chdir(tmp_path)  # no folder named "chek" here
+    monkeypatch.setattr(app, "run_gui", lambda *a, **k: pytest.fail("the window was opened"))
+    assert main(["chek", "somewhere"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'check'?" in err and err.count("\n") == 1
+    assert main(["histroy", "x"]) == 2 and "did you mean 'history'?" in capsys.readouterr().err
+
+
+def test_an_existing_path_named_like_a_command_opens_the_window(monkeypatch, tmp_path):
+    from inspector import app
+    from inspector.cli import main
+
+    (tmp_path / "chek").mkdir()
+    monkeypatch.chdir(tmp_path)
+    opened = []
+    monkeypatch.setattr(app, "run_gui", lambda path, **kw: opened.append((path, kw)) or 0)
+    assert main(["chek", "--redact"]) == 0
+    assert opened == [("chek", {"redact": True, "screenshot": None, "size": None})]
+
+
+def test_without_arguments_the_window_opens_on_the_sample(monkeypatch):
+    from inspector import app
+    from inspector.cli import main
+
+    opened = []
+    monkeypatch.setattr(app, "run_gui", lambda path, **kw: opened.append(path) or 0)
+    assert main([]) == 0 and opened == [None]
+
+
+def test_each_command_has_its_help_and_epilog_from_its_own_module(capsys):
+    from inspector.cli import SUBCOMMANDS, command_help, main
+
+    for name in SUBCOMMANDS:
+        text = command_help(name)
+        assert text.startswith(f"usage: memory-inspector {name} "), name
+        assert "exit codes: 0 " in text, name
+    with pytest.raises(SystemExit) as exc:
+        main(["check"])  # PATH missing
+    assert exc.value.code == 2
+    assert "memory-inspector check: error: the following arguments are required: path" in capsys.readouterr().err

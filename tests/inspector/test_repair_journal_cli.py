@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.cli import build_command_parser, main
+from inspector.cli import command_help, main
 from inspector.core import replay as gr
 from journal import fs
 from journal.appliedset import read_applied_set
@@ -185,7 +185,7 @@ def test_a_damaged_file_that_is_a_link_is_bad_input(root, backups, tmp_path, cap
 
 
 def test_help_names_the_scope():
-    text = build_command_parser("replay").format_help()
+    text = command_help("replay")
     assert "--repair-journal" in text and "events.ndjson.damaged" in text
 
 

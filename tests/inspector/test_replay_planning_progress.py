@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from inspector import check_cmd
 from inspector.cli import main
+from inspector.core import output
 from inspector.core import replay as gr
 from inspector.core.prompter import HeadlessPrompter
 from inspector.core.replay import ReplayRequest
@@ -73,7 +73,7 @@ def test_a_cancel_while_planning_stops_the_plan_and_writes_nothing(root, backups
 
 
 def test_the_terminal_shows_the_plans_read_with_checks_meter_and_clears_it(monkeypatch):
-    monkeypatch.setattr(check_cmd, "METER_AFTER", 0.0)
+    monkeypatch.setattr(output, "METER_AFTER", 0.0)
     stream = io.StringIO()
     progress = TerminalProgress(stream, tty=True)
     plan = Work("Planning: reading the journal…", lambda c: None, total=400 << 20, cancellable=True, unit="bytes")
@@ -86,8 +86,9 @@ def test_the_terminal_shows_the_plans_read_with_checks_meter_and_clears_it(monke
     apply = Work("Backing up and applying…", lambda c: None, total=2, cancellable=True)
     progress.begin(apply)
     progress(1, 2)
-    progress(2, 2)
-    assert stream.getvalue().endswith("\rapplying 1/2\rapplying 2/2\n")
+    assert stream.getvalue().endswith("\rmemory-inspector replay: applying 50% · 1 of 2 events")
+    progress.end(apply)
+    assert stream.getvalue().endswith("\r")  # blanked before the result is printed
 
 
 def test_replay_dry_run_on_a_terminal_that_is_not_one_prints_no_meter(root, capsys):
