@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-import orjson
-
+from inspector.core import output
 from inspector.core.text import count, one_line
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
 from journal.diagnosis.values import SEVERITIES, ServerStart, is_server_start_finding, is_shown
@@ -66,32 +64,24 @@ def health_text(c: CharacterDiagnosis) -> str:
 
 
 def dumps_json(diagnosis: Diagnosis, *, all_events: bool = False) -> bytes:
-    """The ``--json`` document (schema 1), UTF-8, indented by two spaces, newline-terminated."""
-    doc = diagnosis.to_json(all_events)
-    try:
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-    except orjson.JSONEncodeError:
-        # Strings that are not valid Unicode (lone surrogates from an escaped journal line):
-        # ASCII-escaped JSON stays valid and round-trips.
-        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    """The ``--json`` document (schema 1) as the CLI writes JSON (:func:`inspector.core.output.dumps`:
+    UTF-8, indented by two spaces, newline-terminated, ASCII-escaped where orjson refuses)."""
+    return output.dumps(diagnosis.to_json(all_events))
 
 
 #: How many events the streaming writers encode and write at a time.
 EVENTS_PER_PIECE = 10_000
 
-#: What starts each line of a character's ``events`` items inside the document (depth 4).
-_EVENT_LINE = b"\n" + b" " * 6
-
 
 def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[bytes]:
     """The ``--json`` document in pieces: the same bytes as :func:`dumps_json`, but each
     character's events are encoded :data:`EVENTS_PER_PIECE` at a time, so that the document of a
-    million events (``--all-events``) is never held in memory whole, nor its million dicts.
+    million events (``--all-events``) is never held in memory whole, nor its million dicts
+    (:func:`inspector.core.output.iter_json`).
 
-    The rest of the document is encoded first, with a unique placeholder string for each
-    ``events`` list; the lists are spliced in where the placeholders are. A string that is not
-    valid Unicode (a lone surrogate, from an escaped journal line) makes :func:`dumps_json`
-    escape the whole document, so then the whole document is made that way, here too.
+    A string that is not valid Unicode (a lone surrogate, from an escaped journal line) makes
+    :func:`dumps_json` escape the whole document, so then the whole document is made that way, here
+    too: the events' ids and types are checked first, in C, since the events are read only once.
     """
     listings: list[Iterator[dict[str, Any]]] = []
     for c in diagnosis.characters:
@@ -107,22 +97,9 @@ def iter_json(diagnosis: Diagnosis, *, all_events: bool = False) -> Iterator[byt
             yield dumps_json(diagnosis, all_events=all_events)
             return
     doc = diagnosis.to_json(all_events, with_events=False)
-    marker = f"events-{uuid.uuid4().hex}-"
-    for i, c_doc in enumerate(doc["characters"]):
-        c_doc["events"] = f"{marker}{i}"
-    try:
-        head = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:  # not valid Unicode elsewhere (a message, a path)
-        yield dumps_json(diagnosis, all_events=all_events)
-        return
-    at = 0
-    for i, items in enumerate(listings):
-        placeholder = orjson.dumps(f"{marker}{i}")
-        j = head.index(placeholder, at)
-        yield head[at:j]
-        yield from _events_array(items)
-        at = j + len(placeholder)
-    yield head[at:] + b"\n"
+    for c_doc, items in zip(doc["characters"], listings, strict=True):
+        c_doc["events"] = output.Streamed(items, per_piece=EVENTS_PER_PIECE)
+    yield from output.iter_json(doc, whole=lambda: diagnosis.to_json(all_events))
 
 
 def _unicode(strings: Iterable[str]) -> bool:
@@ -134,30 +111,9 @@ def _unicode(strings: Iterable[str]) -> bool:
     return True
 
 
-def _events_array(events: Iterator[dict[str, Any]]) -> Iterator[bytes]:
-    """A character's ``events`` list as :func:`dumps_json` lays it out, in pieces."""
-    first = True
-    while True:
-        items = list(itertools.islice(events, EVENTS_PER_PIECE))
-        if not items:
-            break
-        data = orjson.dumps(items, option=orjson.OPT_INDENT_2)  # valid Unicode: see iter_json
-        # data is b"[\n  {...},\n  {...}\n]": keep the items, two levels deeper in the document.
-        yield (b"[" if first else b",") + data[1:-2].replace(b"\n", _EVENT_LINE)
-        first = False
-    yield b"[]" if first else b"\n      ]"
-
-
 def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
-    buffer = getattr(out, "buffer", None)
-    if buffer is not None:
-        out.flush()
-        for piece in iter_json(diagnosis, all_events=all_events):
-            buffer.write(piece)
-        buffer.flush()
-    else:
-        for piece in iter_json(diagnosis, all_events=all_events):
-            out.write(piece.decode("utf-8"))
+    """The ``--json`` document written to ``out`` (:func:`iter_json`'s pieces)."""
+    output.write(out, iter_json(diagnosis, all_events=all_events))
 
 
 # -- for people ----------------------------------------------------------------------------------

@@ -86,8 +86,10 @@ class Streamed:
     only once.
     """
 
-    def __init__(self, items: Iterable[Any]) -> None:
+    def __init__(self, items: Iterable[Any], *, per_piece: int | None = None) -> None:
         self.items = iter(items)
+        #: How many items are encoded at a time (default: :data:`ITEMS_PER_PIECE`).
+        self.per_piece = per_piece
 
 
 def iter_json(doc: Any, *, whole: Callable[[], Any]) -> Iterator[bytes]:
@@ -120,17 +122,17 @@ def iter_json(doc: Any, *, whole: Callable[[], Any]) -> Iterator[bytes]:
         line_start = head.rfind(b"\n", 0, j) + 1
         indent = len(head[line_start:j]) - len(head[line_start:j].lstrip(b" "))
         yield head[at:j]
-        yield from _list_pieces(listing.items, indent)
+        yield from _list_pieces(listing.items, indent, listing.per_piece or ITEMS_PER_PIECE)
         at = j + len(mark)
     yield head[at:] + b"\n"
 
 
-def _list_pieces(items: Iterator[Any], indent: int) -> Iterator[bytes]:
+def _list_pieces(items: Iterator[Any], indent: int, per_piece: int) -> Iterator[bytes]:
     """A list as :func:`dumps` lays it out under a key indented by ``indent`` spaces, in pieces."""
     newline = b"\n" + b" " * indent
     first = True
     while True:
-        piece = [item for _, item in zip(range(ITEMS_PER_PIECE), items, strict=False)]
+        piece = [item for _, item in zip(range(per_piece), items, strict=False)]
         if not piece:
             break
         data = orjson.dumps(piece, option=orjson.OPT_INDENT_2)
