@@ -9,13 +9,11 @@ a text hash keyed exactly as in the bundle's journal, so the two can be read sid
 from __future__ import annotations
 
 import io
-import json
 import os
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
+from inspector.core import output
 from inspector.core.bundle.redact import BundleRedactor
 
 # The one home of check's human report (a command module, but Qt-free and IO-free here).
@@ -95,10 +93,7 @@ def check_documents(diag: Diagnosis, path: str, redactor: BundleRedactor | None)
     diag.path = os.path.basename(os.path.abspath(path).rstrip(os.sep)) or "input"
     scrub = make_scrub(path, diag, redactor)
     doc = _walk(diag.to_json(), scrub)
-    try:
-        json_bytes = orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-    except orjson.JSONEncodeError:  # lone surrogates from an escaped journal line: as check does
-        json_bytes = (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    json_bytes = output.dumps(doc)  # check's own JSON contract
     out = io.StringIO()
     write_human(diag, out)
     text = "\n".join(scrub(line) for line in out.getvalue().split("\n"))
