@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from datetime import datetime
@@ -11,6 +12,7 @@ from journal.diagnosis import checks, pending
 from journal.diagnosis.checks import Character
 from journal.diagnosis.findings import Findings
 from journal.diagnosis.folder import Folder, probe_path
+from journal.diagnosis.recorded import RecordedCharacter
 from journal.diagnosis.scan import JournalScan, scan_journal
 from journal.diagnosis.server import check_server_start, predict_server_start
 from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
@@ -41,6 +43,7 @@ def diagnose_character(
     characters: CharacterList | None = None,
     keep_run: bool = False,
     journal: JournalScan | None = None,
+    recorded: RecordedCharacter | None = None,
 ) -> CharacterDiagnosis:
     """Diagnose one character folder; read-only, never raises on content.
 
@@ -63,6 +66,8 @@ def diagnose_character(
             taken instead of reading the journal again. The caller vouches that the journal has
             not changed since (same file, size and modification time); nothing else is taken
             from that diagnosis (its event states are given afresh).
+        recorded: what a support bundle's manifest records of this folder's original
+            (:mod:`journal.diagnosis.recorded`), for a folder of a bundle.
     """
     cd = Path(char_dir)
     c = Character(
@@ -75,6 +80,7 @@ def diagnose_character(
     )
     if characters is not None:
         c.characters = characters
+    c.recorded = recorded
     report = None if progress is None else _bounded(progress, journal_size(cd))
     _run(c, server if server is not None else server_status(), report, keep_run, journal)
     c.diag.findings = c.findings.result()
@@ -139,10 +145,13 @@ def _read_journal(c: Character, report: Callable[[int], None] | None, journal: J
         c.diag.journal.unreadable = f"{c.journal_path} is {probe.reason}"
         c.findings.add("input.refused", "warning", f"{JOURNAL_NAME} is {probe.reason}", file=JOURNAL_NAME)
         return
-    if probe.kind == "missing":
+    why = None if c.recorded is None else c.recorded.unreadable.get(JOURNAL_NAME)
+    if probe.kind == "missing" and why is None:
         return
     c.diag.journal.present = True
     try:
+        if why is not None:  # a bundle's journal its sender's diagnosis could not read: not in the bundle
+            raise OSError(errno.EACCES, f"{why} (in the original, as the bundle's manifest records)")
         if probe.kind != "file":
             raise IsADirectoryError(21, "Is a directory" if probe.kind == "dir" else probe.reason)
         scan = journal if journal is not None else scan_journal(c.journal_path, report)

@@ -19,6 +19,7 @@ from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
 from journal.diagnosis.folder import Folder, ProjectionStore, probe_path
+from journal.diagnosis.recorded import RecordedCharacter
 from journal.diagnosis.values import ArchiveOrphan, CharacterDiagnosis, ServerStatus
 from journal.errors import ViewDriftError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
@@ -67,6 +68,8 @@ class Character:
         parked: ``events_parked.ndjson`` as read (events a person decided to go past).
         applied: the ids the valid applied set names (applied past the sentinel by our replay).
         bom_lines: lines whose event follows a UTF-8 BOM (the memory server's reader skips them).
+        recorded: what a support bundle's manifest records of this folder's original (``None``:
+            not a bundle's folder).
     """
 
     diag: CharacterDiagnosis
@@ -88,6 +91,7 @@ class Character:
     parked: ParkedRead = field(default_factory=ParkedRead)
     applied: frozenset[str] = frozenset()
     bom_lines: list[int] = field(default_factory=list)
+    recorded: RecordedCharacter | None = None
 
     @property
     def journal_path(self) -> Path:

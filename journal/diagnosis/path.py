@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from journal.diagnosis.character import diagnose_character, journal_size, server_status
+from journal.diagnosis.recorded import Recorded, read_recorded, remake_refused
 from journal.diagnosis.values import (
     CharacterDiagnosis,
     Diagnosis,
@@ -77,6 +78,7 @@ def diagnose_path(
     except OSError as exc:
         raise UnreadableInputError(f"{given}: cannot be read: {exc.strerror or exc}") from exc
     probe = server if server is not None else server_status()
+    recorded: Recorded | None = None
     if stat.S_ISDIR(st.st_mode):
         try:
             os.listdir(p)
@@ -98,14 +100,19 @@ def diagnose_path(
         except BaseException:
             temp.close()
             raise
+        recorded = read_recorded(temp.path)  # a support bundle: its manifest's facts of the original
+        if recorded is not None:
+            refused = [*refused, *recorded.findings]
         diag = Diagnosis(given, temp.path, is_zip=True, findings=refused, server=probe, _temp=temp)
         base = descend(Path(temp.path))
         zip_name = p.stem
+        if recorded is not None:
+            remake_refused(recorded, base)
     else:
         raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
 
     try:
-        _fill(diag, base, zip_name, character, registry, probe, now, progress, characters_file)
+        _fill(diag, base, zip_name, character, registry, probe, now, progress, characters_file, recorded)
     except BaseException:
         diag.close()
         raise
@@ -122,6 +129,7 @@ def _fill(
     now: datetime | None,
     progress: Callable[[int, int], None] | None = None,
     characters_file: str | os.PathLike[str] | None = None,
+    recorded: Recorded | None = None,
 ) -> None:
     root_real = os.path.realpath(diag.root if diag.is_zip else base)
     if is_character_folder(base):
@@ -153,6 +161,8 @@ def _fill(
             raise UnknownCharacterError(f"{diag.path}: no character named {character!r}")
     found = characters_file if characters_file is not None else find_characters_file(diag.memory_root)
     listed = CharacterList() if found is None else read_characters(found)
+    if recorded is not None and recorded.characters is not None and characters_file is None:
+        listed = recorded.characters  # a bundle's: what its original's diagnosis read
     sizes = [0 if e.refusal is not None else journal_size(e.path) for e in entries]
     total = sum(sizes)
     shown = 0
@@ -182,6 +192,7 @@ def _fill(
                 name=entry.name,
                 progress=from_character(before),
                 characters=listed,
+                recorded=None if recorded is None else recorded.folders.get(entry.path.name),
             )
         before += size
         overall(before)

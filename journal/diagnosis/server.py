@@ -20,6 +20,7 @@ from typing import Any
 from journal.codec import same_json
 from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
+from journal.diagnosis.recorded import recorded_ensure
 from journal.diagnosis.server_after import predict_after_reconcile
 from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
 from journal.engine import Apply, TailPass, decide_tail
@@ -70,7 +71,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     folder = c.folder
     assert folder is not None
     view = folder.view(PERSONA, dict)
-    ensure = persona_ensure_at(
+    ensure = recorded_ensure(c.dir, c.recorded) or persona_ensure_at(
         c.dir, c.diag.name, characters, refused="a link leading out of the folder" if view.refused else None
     )
     s.persona = (ensure.action, ensure.message)

@@ -45,6 +45,8 @@ class Manifest:
         characters: ``{"name", "folder"}`` per character: its name and its folder in the zip.
         files: every other member's name, size and SHA-256, in the order written.
         omitted: ``{"character", "what", "reason"}`` for what was left out.
+        facts: what the original's diagnosis used that the bundle does not hold, for the bundle's
+            own diagnosis (:mod:`journal.diagnosis.recorded`).
     """
 
     input: str
@@ -53,6 +55,7 @@ class Manifest:
     characters: list[dict[str, str]] = field(default_factory=list)
     files: list[MemberRecord] = field(default_factory=list)
     omitted: list[dict[str, str]] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
 
     def to_json(self) -> dict[str, Any]:
@@ -70,6 +73,7 @@ class Manifest:
             "characters": self.characters,
             "files": [{"name": f.name, "size": f.size, "sha256": f.sha256} for f in self.files],
             "omitted": self.omitted,
+            "facts": self.facts,
         }
 
 

@@ -18,11 +18,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from inspector.core.bundle.checkdoc import check_documents
+from inspector.core.bundle.checkdoc import check_documents, make_scrub
+from inspector.core.bundle.facts import bundle_facts, character_facts, zip_level_findings
 from inspector.core.bundle.journal import redact_journal
 from inspector.core.bundle.manifest import Manifest, MemberRecord, input_base_name
-from inspector.core.bundle.members import FolderPlan, Omitted, Planned, plan_folder, safe_folder_name
+from inspector.core.bundle.members import FolderPlan, Omitted, Planned, plan_folder, safe_file_name, safe_folder_name
 from inspector.core.bundle.redact import BundleRedactor, dumps_json
 from inspector.core.redaction import Redactor, damaged_token
 from journal import fs
@@ -278,14 +280,17 @@ def write_bundle(
                 z = _Zip(fh, when)
                 with z.zf:
                     done = journals
-                    for name, folder, plan, why in plans:
+                    kept: dict[str, tuple[Any, FolderPlan | None, BundleRedactor | None, str | None]] = {}
+                    for (name, folder, plan, why), c in zip(plans, diag.characters, strict=True):
                         manifest.characters.append({"name": name, "folder": folder})
                         z.folder(folder)
                         if plan is None:
                             manifest.omitted.append({"character": folder, "what": "(the folder)", "reason": str(why)})
+                            kept[folder] = (c, None, None, None)
                             continue
                         redactor = BundleRedactor(base) if redact else None
-                        done = _add_character(z, folder, plan, redactor, meter, done)
+                        done, unreadable = _add_character(z, folder, plan, redactor, meter, done)
+                        kept[folder] = (c, plan, redactor, unreadable)
                         if redactor is not None and check_redactor is not None:
                             check_redactor.digests.update(redactor.digests)
                         for o in plan.omitted:
@@ -294,6 +299,17 @@ def write_bundle(
                         if png is not None:
                             z.add(f"{folder}/{SCREENSHOT_NAME}", [png])
                     # Last: the digests its messages name map through every character's texts.
+                    scrub = make_scrub(given, diag, check_redactor)
+                    zip_level = zip_level_findings(diag)
+                    per: dict[str, dict[str, Any]] = {}
+                    for folder, (c, plan, redactor, unreadable) in kept.items():
+                        prefix = f"{folder}/"
+                        shas = {r.name[len(prefix) :]: r.sha256 for r in z.records if r.name.startswith(prefix)}
+                        per[folder] = character_facts(
+                            c, zip_level, shas, _member_name(plan), redactor, scrub, unreadable
+                        )
+                    folder_of = {name: folder for name, folder, _p, _w in plans}
+                    manifest.facts = bundle_facts(diag, folder_of, per, scrub, lambda n: n)
                     check_json, check_txt = check_documents(diag, given, check_redactor)
                     z.add("check.json", [check_json])
                     z.add("check.txt", [check_txt])
@@ -313,9 +329,29 @@ def write_bundle(
     return BundleResult(out_abs, doc, out_abs.stat().st_size)
 
 
+def _member_name(plan: FolderPlan | None) -> Callable[[str], str | None]:
+    """A file's name inside its character folder in the bundle: its member's, or for a file left
+    out its name when it may be shown as it is (``None``: not shown)."""
+    members = {}
+    for p in [] if plan is None else plan.files:
+        rel = f"{p.source.parent.name}/{p.source.name}" if "/" in p.member else p.source.name
+        members[rel] = p.member
+
+    def name(rel: str) -> str | None:
+        if rel in members:
+            return members[rel]
+        parts = rel.split("/")
+        return rel if all(safe_file_name(p) for p in parts) else None
+
+    return name
+
+
 def _add_character(
     z: _Zip, folder: str, plan: FolderPlan, redactor: BundleRedactor | None, meter: _Progress, done: int
-) -> int:
+) -> tuple[int, str | None]:
+    """Add a character's members; returns the bytes done and why its journal could not be read
+    (``None``: it could, or it has none)."""
+    unreadable = None
     for sub in plan.folders:
         z.folder(f"{folder}/{sub}")
     # The journal last: its text digests map through the entry texts the views and shards hold.
@@ -323,6 +359,8 @@ def _add_character(
         member = f"{folder}/{p.member}"
         try:
             if p.how == "journal":
+                with fs.open_regular(p.source):  # before its member is begun: a zip member cannot be taken back
+                    pass
                 start = done
                 if redactor is None:
                     z.add(member, _pieces(p.source))
@@ -333,9 +371,11 @@ def _add_character(
         except OSError as exc:
             plan.omitted.append(Omitted(p.member, f"cannot be read: {exc.strerror or exc}"))
             z.records = [r for r in z.records if r.name != member]
+            if p.how == "journal":
+                unreadable = exc.strerror or str(exc)
         done += p.size
         meter.at(done)
-    return done
+    return done, unreadable
 
 
 __all__ = [

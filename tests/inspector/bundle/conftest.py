@@ -141,3 +141,28 @@ def members(zip_path: Path) -> dict[str, bytes]:
 
 def keyed(secret: bytes) -> Any:
     return Redactor(secret).keyed_ids
+
+
+def manifest_of(zip_path: Path) -> dict[str, Any]:
+    with zipfile.ZipFile(zip_path) as zf:
+        return json.loads(zf.read("manifest.json"))
+
+
+def bundled_folder(name: str, folders: list[str], secret: bytes) -> str:
+    """The folder the manifest lists for the original's character ``name``: its name itself (not
+    redacted), or ``character-<8 hex>`` keyed by the secret."""
+    keyed_name = f"character-{Redactor(secret).tag(name)}"
+    got = [f for f in folders if f in (name, keyed_name)]
+    assert len(got) == 1, (name, folders)
+    return got[0]
+
+
+def same_verdicts(original: Any, bundled: Any, out: Path, secret: bytes) -> None:
+    """The verdict of the original equals the bundle's, the names mapped through the manifest."""
+    folders = [c["folder"] for c in manifest_of(out)["characters"]]
+    names = {c.name: bundled_folder(c.name, folders, secret) for c in original.characters}
+    a = sorted(
+        ({**v, "name": names[v["name"]]} for v in verdict(original, keyed(secret))), key=lambda v: v["name"]
+    )
+    b = sorted(verdict(bundled), key=lambda v: v["name"])
+    assert b == a
