@@ -25,12 +25,13 @@ from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
 from inspector.controllers.support import SupportController
+from inspector.core import dirs
 from inspector.core.appearance import THEME_ENV, effective_theme
 from inspector.core.bookmarks import BookmarkStore
 from inspector.core.live import ObserverFactory
 from inspector.core.loader import Diagnose
 from inspector.core.prompter import HeadlessPrompter, Prompter
-from inspector.core.recent import RecentLocations, default_config_dir
+from inspector.core.recent import RecentLocations
 from inspector.platform_check import warn_missing_xcb_libraries
 from inspector.widgets import refcount_guard
 from inspector.widgets.dialogs import DialogPrompter
@@ -83,7 +84,7 @@ def build_context(
         replay: offer guarded replay and restore (Tools menu).
     """
     refcount_guard.install()  # the one call: every window is built through here
-    config = Path(config_dir) if config_dir is not None else default_config_dir()
+    config = Path(config_dir) if config_dir is not None else dirs.config_dir()
     dispatcher = GuiDispatcher()
     session = SessionController(
         dispatcher,
@@ -100,7 +101,7 @@ def build_context(
         )
         controller.folder_changed.connect(lambda _path: session.reload("The folder was replayed: reloaded."))
         controller.open_requested.connect(session.open_path)
-    settings = QSettings(str(config / "layout.ini"), QSettings.Format.IniFormat)
+    settings = QSettings(str(config / dirs.LAYOUT_NAME), QSettings.Format.IniFormat)
     return AppContext(
         dispatcher=dispatcher,
         session=session,

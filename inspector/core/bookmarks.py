@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from inspector.core.dirs import BOOKMARKS_NAME
 from journal import fs
 
 
@@ -24,7 +25,7 @@ class BookmarkStore:
     """
 
     def __init__(self, config_dir: str | os.PathLike[str]) -> None:
-        self.file = Path(config_dir) / "bookmarks.json"
+        self.file = Path(config_dir) / BOOKMARKS_NAME
 
     @staticmethod
     def folder_key(folder: str | os.PathLike[str]) -> str:

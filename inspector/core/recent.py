@@ -1,4 +1,5 @@
-"""Recently opened locations, kept in the user's config folder (never inside an opened folder)."""
+"""Recently opened locations, kept in the user's config folder (:func:`inspector.core.dirs.config_dir`;
+never inside an opened folder)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,11 @@ import json
 import os
 from pathlib import Path
 
+from inspector.core.dirs import RECENT_NAME
 from journal import fs
 
 #: How many locations the File ▸ Recent menu lists.
 MAX_RECENT = 10
-
-
-def default_config_dir() -> Path:
-    """``$MEMORY_INSPECTOR_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/memory-inspector`` (or ``~/.config``)."""
-    override = os.environ.get("MEMORY_INSPECTOR_CONFIG_DIR")
-    if override:
-        return Path(override)
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "memory-inspector"
 
 
 class RecentLocations:
@@ -32,7 +25,7 @@ class RecentLocations:
     """
 
     def __init__(self, config_dir: str | os.PathLike[str], limit: int = MAX_RECENT) -> None:
-        self.file = Path(config_dir) / "recent.json"
+        self.file = Path(config_dir) / RECENT_NAME
         self.limit = limit
 
     def load(self) -> list[str]:

@@ -52,12 +52,11 @@ the submodules of the same name: reach those through ``sys.modules`` or ``import
 
 from __future__ import annotations
 
+from inspector.core.dirs import INDEX_NAME, PRIVATE_DIR_MODE, default_backup_root, default_index_path
 from inspector.core.replay.backup import (
     BACKUP_FILES,
     FOLDER_REFUSALS,
-    INDEX_NAME,
     MANIFEST_NAME,
-    PRIVATE_DIR_MODE,
     REPORT_NAME,
     TRUST_REFUSALS,
     Backup,
@@ -68,8 +67,6 @@ from inspector.core.replay.backup import (
     RestoreTarget,
     check_backup_root,
     create_backup,
-    default_backup_root,
-    default_index_path,
     list_backups,
     load_backup,
     read_index,

@@ -10,14 +10,18 @@ import hashlib
 import os
 import secrets
 import shutil
-import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from inspector.core.dirs import (
+    PRIVATE_DIR_MODE,
+    default_index_path,
+    make_private_dirs,
+)
 from inspector.core.replay.errors import BackupError, BadInputError
 from inspector.core.replay.fingerprints import _sha256_file
 from inspector.core.replay.stamps import _now_iso, _tool_version, _who
@@ -30,44 +34,6 @@ from journal.log import check_character_name
 MANIFEST_NAME = "manifest.json"
 REPORT_NAME = "report.json"
 BACKUP_FILES = "files"
-INDEX_NAME = "backup-index.json"
-
-#: Backups hold a person's memories: their folders are private to the user (files are written
-#: 0600 by :func:`journal.fs.atomic_write_bytes`).
-PRIVATE_DIR_MODE = 0o700
-
-
-def _data_folder(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """memory-inspector's folder in the user's data folder."""
-    env = os.environ if env is None else env
-    platform = sys.platform if platform is None else platform
-    home = Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
-    if platform.startswith("win"):
-        base = Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else home / "AppData" / "Local"
-    elif platform == "darwin":
-        base = home / "Library" / "Application Support"
-    else:
-        base = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
-    return base / "memory-inspector"
-
-
-def default_backup_root(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """``backups/`` in the user's data folder for memory-inspector.
-
-    Linux: ``$XDG_DATA_HOME/memory-inspector/backups`` (default ``~/.local/share/...``); macOS:
-    ``~/Library/Application Support/memory-inspector/backups``; Windows:
-    ``%LOCALAPPDATA%\\memory-inspector\\backups``.
-    """
-    return _data_folder(env, platform) / "backups"
-
-
-def default_index_path(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """``backup-index.json`` in the user's data folder for memory-inspector, beside ``backups/``.
-
-    One index for every backup this installation takes, wherever it goes (``--backup-dir``
-    included), so restore never has to look for it next to (or inside) the backup it checks.
-    """
-    return _data_folder(env, platform) / INDEX_NAME
 
 
 def check_backup_root(backup_root: str | os.PathLike[str], target: ReplayTarget) -> Path:
@@ -90,23 +56,6 @@ def check_backup_root(backup_root: str | os.PathLike[str], target: ReplayTarget)
         if inside is not None and fs.is_inside(root, inside):
             raise BadInputError(f"the backup folder {root} is inside {what} {inside}; choose one outside it")
     return root
-
-
-def _make_private_dirs(path: Path) -> None:
-    """Create ``path`` and its missing parents with mode 0700, durably; existing folders are left
-    as they are (a ``--backup-dir`` the person made keeps its mode)."""
-    missing: list[Path] = []
-    cur = path
-    while not cur.exists() and not cur.is_symlink():
-        missing.append(cur)
-        cur = cur.parent
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, PRIVATE_DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(folder, PRIVATE_DIR_MODE)  # the umask may have taken bits the owner needs
-        fs.fsync_dir(folder.parent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +261,7 @@ def record_in_index(entry: IndexEntry, index_path: str | os.PathLike[str] | None
         OSError: the index could not be written.
     """
     p = Path(index_path) if index_path is not None else default_index_path()
-    _make_private_dirs(p.parent)
+    make_private_dirs(p.parent)
     with _index_locked(p.parent):
         index = read_index(p)
         if index.problem is not None and p.is_file():
@@ -386,15 +335,15 @@ def create_backup(
     staging = group / f".partial-{final.name}"
     renamed = False
     try:
-        _make_private_dirs(group)
+        make_private_dirs(group)
         os.mkdir(staging, PRIVATE_DIR_MODE)  # new and private before anything is copied into it
         os.chmod(staging, PRIVATE_DIR_MODE)
         fs.fsync_dir(group)
-        _make_private_dirs(staging / BACKUP_FILES)
+        make_private_dirs(staging / BACKUP_FILES)
         files, dirs, skipped = _walk_regular_files(src)
         entries: list[BackupFile] = []
         for d in dirs:
-            _make_private_dirs(staging / BACKUP_FILES / d)
+            make_private_dirs(staging / BACKUP_FILES / d)
         for rel in files:
             data = (src / rel).read_bytes()
             fs.atomic_write_bytes(staging / BACKUP_FILES / rel, data)

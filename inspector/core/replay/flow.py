@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from inspector.core.dirs import default_backup_root, default_index_path
 from inspector.core.prompter import (
     ASK_APPLY,
     ASK_EXTRACT,
@@ -38,13 +39,7 @@ from inspector.core.prompter import (
     Prompter,
     Question,
 )
-from inspector.core.replay.backup import (
-    BackupSummary,
-    check_backup_root,
-    default_backup_root,
-    default_index_path,
-    list_backups,
-)
+from inspector.core.replay.backup import BackupSummary, check_backup_root, list_backups
 from inspector.core.replay.describe import (
     describe_diff,
     describe_journal_repair,

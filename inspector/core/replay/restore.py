@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from inspector.core.dirs import default_backup_root
 from inspector.core.prompter import ASK_RESTORE, Question
 from inspector.core.replay.backup import (
     Backup,
     IndexEntry,
     _walk_regular_files,
     create_backup,
-    default_backup_root,
     load_backup,
     restore_target,
     verify_backup,

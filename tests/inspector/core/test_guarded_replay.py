@@ -139,13 +139,15 @@ def test_runtime_state_dir_per_platform():
     assert gr.runtime_state_dir({"HOME": "/h", "NEKO_RUNTIME_STATE_DIR": "/s"}, "linux") == Path("/s")
 
 
-def test_default_backup_root_is_in_the_user_data_folder():
-    assert gr.default_backup_root({"HOME": "/h"}, "linux") == Path("/h/.local/share/memory-inspector/backups")
-    assert gr.default_backup_root({"HOME": "/h", "XDG_DATA_HOME": "/x"}, "linux") == Path("/x/memory-inspector/backups")
-    assert gr.default_backup_root({"HOME": "/h"}, "darwin") == Path(
-        "/h/Library/Application Support/memory-inspector/backups"
-    )
-    assert gr.default_backup_root({"LOCALAPPDATA": "C:/L"}, "win32") == Path("C:/L/memory-inspector/backups")
+def test_default_backup_root_is_in_the_user_data_folder(tmp_path, monkeypatch):
+    home = tmp_path / "h"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert gr.default_backup_root("linux") == home / ".local/share/memory-inspector/backups"
+    assert gr.default_backup_root("darwin") == home / "Library/Application Support/memory-inspector/backups"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "x"))
+    assert gr.default_backup_root("linux") == tmp_path / "x/memory-inspector/backups"
+    assert list(tmp_path.iterdir()) == []  # asking for the folder creates nothing
 
 
 def test_without_backup_dir_the_backup_goes_to_the_data_folder(root, tmp_path):
@@ -579,11 +581,11 @@ def test_backup_is_outside_the_folder_with_a_manifest(root, backups):
     assert not list((backups / CHARACTER).glob(".partial-*"))
 
 
-def test_default_index_is_in_the_user_data_folder_beside_the_backups():
-    assert gr.default_index_path({"HOME": "/h"}, "linux") == Path("/h/.local/share/memory-inspector/backup-index.json")
-    assert gr.default_index_path({"LOCALAPPDATA": "C:/L"}, "win32") == Path("C:/L/memory-inspector/backup-index.json")
-    mac = {"HOME": "/h"}
-    assert gr.default_index_path(mac, "darwin").parent == gr.default_backup_root(mac, "darwin").parent
+def test_default_index_is_in_the_user_data_folder_beside_the_backups(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "h"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert gr.default_index_path("linux") == tmp_path / "h/.local/share/memory-inspector/backup-index.json"
+    assert gr.default_index_path("darwin").parent == gr.default_backup_root("darwin").parent
 
 
 def test_every_backup_is_recorded_in_the_index_with_its_folder_and_manifest_hash(root, backups, tmp_path):
