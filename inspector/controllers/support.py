@@ -29,7 +29,7 @@ from inspector.core.bundle import (
     load_or_create_secret,
 )
 from inspector.core.bundle import write_bundle as write_bundle_file
-from inspector.core.compare import Comparison, character_folder, compare_folders
+from inspector.core.compare import Comparison, compare_sides, open_side
 from inspector.core.jobs import Cancelled, CancelToken
 from inspector.core.location import Location
 from journal.events import JOURNAL_NAME
@@ -123,12 +123,12 @@ def aligned_events(
 def compare_with_rows(a: str | os.PathLike[str], b: str | os.PathLike[str], character: str | None) -> CompareResult:
     """:func:`inspector.core.compare.compare_paths`, and the events the panel lists, from one
     extraction of each input (a zip is extracted once, to a private temp folder, and removed)."""
-    with character_folder(a, character) as (a_dir, a_name), character_folder(b, character) as (b_dir, _):
-        comparison = compare_folders(a_dir, b_dir, a=os.fspath(a), b=os.fspath(b), character=a_name)
+    with open_side(a, character) as side_a, open_side(b, character) as side_b:
+        comparison = compare_sides(side_a, side_b)
         j = comparison.journal
         first = max(0, j.common_prefix - CONTEXT_ROWS)
-        rows_a = aligned_events(a_dir, first, j.common_prefix, (e.index for e in j.only_a))
-        rows_b = aligned_events(b_dir, first, j.common_prefix, (e.index for e in j.only_b), payloads=True)
+        rows_a = aligned_events(side_a.dir, first, j.common_prefix, (e.index for e in j.only_a))
+        rows_b = aligned_events(side_b.dir, first, j.common_prefix, (e.index for e in j.only_b), payloads=True)
     return CompareResult(comparison, first, rows_a, rows_b)
 
 

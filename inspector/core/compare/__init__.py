@@ -1,124 +1,159 @@
-"""Comparing two exports of one character (issue 17): folders or zips, both only read.
+"""Comparing two exports of one character (issues 17 and 25): folders or zips, both only read.
 
 :func:`compare_paths` returns a :class:`~inspector.core.compare.value.Comparison`, a pure value
-the command line prints and the window shows; its parts are computed by
-:mod:`~inspector.core.compare.journal`, :mod:`~inspector.core.compare.views` and
-:mod:`~inspector.core.compare.outbox`.
+the command line prints and the window shows. Each side is resolved and diagnosed once
+(:func:`open_side`); the parts are computed by :mod:`~inspector.core.compare.journal` (record by
+record), :mod:`~inspector.core.compare.files` (every other file, by the rule of its kind),
+:mod:`~inspector.core.compare.states` (the diagnoses' states and park decisions),
+:mod:`~inspector.core.compare.views` (entries) and :mod:`~inspector.core.compare.outbox`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import stat
-import tempfile
-import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector.core.compare.files import compare_files
 from inspector.core.compare.journal import compare_journals
 from inspector.core.compare.outbox import compare_outboxes
+from inspector.core.compare.states import compare_states
+from inspector.core.compare.tree import ValueChange
 from inspector.core.compare.value import (
     COMPARE_SCHEMA,
+    STATUSES,
     Comparison,
     DamageRef,
     EntryDiff,
+    EventChange,
     EventRef,
+    FileDiff,
+    InputProblem,
     JournalDiff,
     JournalSide,
     OutboxDiff,
+    ParkRef,
+    SideStates,
+    StateChange,
+    StatesDiff,
     ViewProblem,
 )
 from inspector.core.compare.views import compare_views
-from journal.diagnosis import UnknownCharacterError, UnreadableInputError
+from journal.diagnosis import CharacterDiagnosis, UnreadableInputError, diagnose_character, diagnose_path
 from journal.dryrun import FieldChange
-from journal.inputs import characters_in, descend, extract_zip, is_character_folder
+from journal.events import JOURNAL_NAME
+
+
+@dataclass(slots=True)
+class Side:
+    """One input of a comparison, resolved to one character folder and diagnosed.
+
+    Attributes:
+        given: the PATH as given.
+        dir: the character folder read (inside a private temp copy for a zip).
+        name: the character's name.
+        diagnosis: its diagnosis (states, damage, refused input).
+    """
+
+    given: str
+    dir: Path
+    name: str
+    diagnosis: CharacterDiagnosis = field(repr=False)
 
 
 @contextlib.contextmanager
-def character_folder(path: str | os.PathLike[str], character: str | None = None) -> Iterator[tuple[Path, str]]:
-    """The character folder ``path`` holds, and its name: ``path`` itself when it is one, else the
-    memory root's character ``character`` (needed when it holds several). A zip is extracted
-    safely to a private temp folder (:func:`journal.inputs.extract_zip`), removed afterwards.
+def open_side(path: str | os.PathLike[str], character: str | None = None) -> Iterator[Side]:
+    """What ``path`` holds (a memory root, a character folder, a zip of either), resolved to the
+    character ``character`` (needed when it holds several) and diagnosed: the comparison's one
+    resolution of a PATH. A zip's private copy is removed afterwards.
 
     Raises:
-        UnreadableInputError: not a folder or a zip, unreadable, or no single character found.
+        UnreadableInputError: as :func:`journal.diagnosis.diagnose_path`, or it holds no single
+            character.
         UnknownCharacterError: ``character`` names no character of ``path``.
     """
-    given = os.fspath(path)
-    try:
-        st = os.stat(given)
-    except OSError as exc:
-        raise UnreadableInputError(f"{given}: {exc.strerror or exc}") from None
-    temp: str | None = None
-    try:
-        if stat.S_ISDIR(st.st_mode):
-            base = Path(given)
-            stem = None
-        elif stat.S_ISREG(st.st_mode) and zipfile.is_zipfile(given):
-            temp = tempfile.mkdtemp(prefix="memory-inspector-diff-")
-            extract_zip(given, temp)
-            base = descend(Path(temp))
-            stem = Path(given).stem if base == Path(temp) else None
-        else:
-            raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
-        if is_character_folder(base):
-            yield base, stem or base.name
-            return
-        entries = [e for e in characters_in(base, os.path.realpath(base)) if e.refusal is None]
-        if character is not None:
-            entries = [e for e in entries if e.name == character]
-            if not entries:
-                raise UnknownCharacterError(f"{given}: no character named {character!r}")
-        if len(entries) != 1:
-            names = ", ".join(repr(e.name) for e in entries[:5])
+    with diagnose_path(path, character=character) as diag:
+        if len(diag.characters) != 1:
+            names = ", ".join(repr(c.name) for c in diag.characters[:5])
             raise UnreadableInputError(
-                f"{given}: holds {len(entries)} characters ({names}); name one with --character"
-                if entries
-                else f"{given}: no character folder found here"
+                f"{os.fspath(path)}: holds {len(diag.characters)} characters ({names}); name one with --character"
             )
-        yield entries[0].path, entries[0].name
-    finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        found = diag.characters[0]
+        yield Side(os.fspath(path), Path(found.path), found.name, found)
+
+
+def input_problems(side: str, diag: CharacterDiagnosis) -> list[InputProblem]:
+    """What the diagnosis of a side refused (``input.refused``: zip members, links leading out of
+    the folder, special files) or could not read (the journal, the folder)."""
+    out = [
+        InputProblem(side, f.file, f.message, f.code)
+        for f in diag.findings
+        if f.code == "input.refused" or (f.code == "journal.absent" and f.severity == "error")
+    ]
+    why = diag.journal.unreadable
+    if why is not None and not any(p.file in (JOURNAL_NAME, None) for p in out):
+        out.append(InputProblem(side, JOURNAL_NAME, why, "journal.absent"))
+    return out
+
+
+def compare_sides(a: Side, b: Side) -> Comparison:
+    """Compare two opened sides (only read)."""
+    result = Comparison(a.given, b.given, a.name)
+    result.problems = input_problems("a", a.diagnosis) + input_problems("b", b.diagnosis)
+    result.journal = compare_journals(a.dir, b.dir, a.diagnosis, b.diagnosis)
+    result.files, unreadable = compare_files(a.dir, b.dir)
+    known = {(p.side, p.file) for p in result.problems}
+    result.problems += [p for p in unreadable if (p.side, p.file) not in known]
+    result.entries, result.view_problems = compare_views(a.dir, b.dir)
+    result.outbox = compare_outboxes(a.dir, b.dir)
+    result.states = compare_states(a.dir, b.dir, a.diagnosis, b.diagnosis, result.journal.common_prefix)
+    return result
 
 
 def compare_folders(
     a_dir: str | os.PathLike[str], b_dir: str | os.PathLike[str], *, a: str = "A", b: str = "B", character: str = ""
 ) -> Comparison:
     """Compare two character folders (only read)."""
-    result = Comparison(a, b, character)
-    result.journal = compare_journals(a_dir, b_dir)
-    result.entries, result.view_problems = compare_views(a_dir, b_dir)
-    result.outbox = compare_outboxes(a_dir, b_dir)
-    return result
+    sides = [Side(label, Path(d), character, diagnose_character(d)) for label, d in ((a, a_dir), (b, b_dir))]
+    return compare_sides(*sides)
 
 
-def compare_paths(
-    a: str | os.PathLike[str], b: str | os.PathLike[str], *, character: str | None = None
-) -> Comparison:
+def compare_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *, character: str | None = None) -> Comparison:
     """Compare two exports of one character: folders (a memory root or a character folder) or zips.
 
     Raises:
-        UnreadableInputError, UnknownCharacterError: as :func:`character_folder`.
+        UnreadableInputError, UnknownCharacterError: as :func:`open_side`.
     """
-    with character_folder(a, character) as (a_dir, a_name), character_folder(b, character) as (b_dir, _):
-        return compare_folders(a_dir, b_dir, a=os.fspath(a), b=os.fspath(b), character=a_name)
+    with open_side(a, character) as side_a, open_side(b, character) as side_b:
+        return compare_sides(side_a, side_b)
 
 
 __all__ = [
     "COMPARE_SCHEMA",
+    "STATUSES",
     "Comparison",
     "DamageRef",
     "EntryDiff",
+    "EventChange",
     "EventRef",
     "FieldChange",
+    "FileDiff",
+    "InputProblem",
     "JournalDiff",
     "JournalSide",
     "OutboxDiff",
+    "ParkRef",
+    "Side",
+    "SideStates",
+    "StateChange",
+    "StatesDiff",
+    "ValueChange",
     "ViewProblem",
-    "character_folder",
     "compare_folders",
     "compare_paths",
+    "compare_sides",
+    "input_problems",
+    "open_side",
 ]

@@ -162,8 +162,10 @@ def test_cli_exit_codes_and_json(pair, capsys):
     (b / "facts.json").write_bytes(b"[]")
     assert main(["diff", str(a), str(b), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert doc["schema"] == 1 and doc["identical"] is False
-    assert set(doc) == {"schema", "a", "b", "character", "identical", "journal", "views", "outbox"}
+    assert doc["schema"] == 2 and doc["identical"] is False and doc["status"] == "different"
+    keys = {"schema", "a", "b", "character", "identical", "status", "problems", "journal", "files", "states"}
+    assert set(doc) == keys | {"views", "outbox"}
+    assert [f["file"] for f in doc["files"]] == ["facts.json"]
     assert {e["change"] for e in doc["views"]["entries"]} == {"removed"}
     assert main(["diff", str(a), str(a.parent / "missing")]) == 2
     assert main(["diff", str(a.parent), str(b)]) == 1  # a root with one character is that character

@@ -330,5 +330,5 @@ def test_a_b_that_is_no_export_is_reported_and_shows_no_panel(qtbot, pair, tmp_p
     with qtbot.waitSignal(window.context.support.failed, timeout=WAIT_MS):
         window.support_actions.compare_folder_action.trigger()
     title, message = window.prompter.errors[-1]
-    assert title == "Compare" and "no character named 'alice'" in message
+    assert title == "Compare" and "no character folder found here" in message
     assert window.support_actions.panel is None
