@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu, QProgressDialog, QWidget
 
 from inspector.controllers.dispatch import GuiDispatcher
+from inspector.core.advice import REPLAY_SHORTCUT
 from inspector.core.jobs import BackgroundJob
 from inspector.core.prompter import Prompter
 from inspector.core.replay.flow import (
@@ -88,7 +89,7 @@ class ReplayController(QObject):
         busy_changed: whether a run is in progress.
 
     Attributes:
-        replay_action: "Replay…".
+        replay_action: "Replay…" (Ctrl+Shift+P).
         restore_action: "Restore backup…".
         progress_dialog: the progress dialog while work runs (Cancel while planning and applying),
             else ``None``.
@@ -130,6 +131,8 @@ class ReplayController(QObject):
         self.progress_dialog: QProgressDialog | None = None
         self._work: Work | None = None
         self.replay_action = QAction("Replay…", self)
+        # The shortcut the findings' advice names (inspector.core.advice, the one home of its words).
+        self.replay_action.setShortcut(QKeySequence(REPLAY_SHORTCUT))
         self.replay_action.setStatusTip("Apply pending events with a dry run, a backup and a fingerprint check first")
         self.replay_action.triggered.connect(lambda: self.start_replay())
         self.restore_action = QAction("Restore backup…", self)

@@ -10,9 +10,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from inspector.core import output
+from inspector.core.advice import finding_text
+from inspector.core.server_start_text import for_character
 from inspector.core.text import count, one_line
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
-from journal.diagnosis.values import SEVERITIES, ServerStart, is_server_start_finding, is_shown
+from journal.diagnosis.values import SEVERITIES, is_server_start_finding
 
 PROG = "memory-inspector check"
 
@@ -134,7 +136,7 @@ def _finding_line(f: Finding) -> str:
     if f.event_id:
         where.append(f"event {f.event_id}")
     suffix = f"  [{', '.join(where)}]" if where else ""
-    return f"    {f.severity:<7}  {f.code:<24}  {one_line(f.message)}{one_line(suffix)}"
+    return f"    {f.severity:<7}  {f.code:<24}  {one_line(finding_text(f, 'cli'))}{one_line(suffix)}"
 
 
 def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Iterator[str]:
@@ -146,7 +148,7 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
     else:
         yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
     if c.server_start is not None:
-        yield from server_start_lines(c.server_start, journal=c.journal.present)
+        yield from server_start_lines(c)
     yield "  guarded replay (memory-inspector, stricter than the server)"
     s = c.sentinel
     where = f" at event #{s.index}" if s.index is not None else ""
@@ -183,52 +185,12 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
         yield "  findings  none: healthy"
 
 
-#: At most this many changed entries are printed per character.
-_CHANGES_SHOWN = 10
-
-
-def server_start_lines(s: ServerStart, *, journal: bool = True) -> Iterator[str]:
+def server_start_lines(c: CharacterDiagnosis) -> Iterator[str]:
     """What the memory server's next start does: printed first, since it happens unless someone acts
-    (``journal``: the folder has a journal; without one its sentinel is not shown)."""
-    yield "  memory server's next start (what happens unless someone acts)"
-    yield f"    {one_line(s.summary())}"
-    if s.reconciled is False:
-        return
-    if s.persona[0] not in ("keep",):
-        yield f"    persona ensure  {s.persona[0]}: {one_line(s.persona[1])}"
-    st = s.sentinel
-    where = f" at event #{st.index}" if st.index is not None else ""
-    if journal:
-        yield f"    its sentinel    {st.state}{where}" + _server_sentinel_words(st.state)
-    if s.stop is not None:
-        at = f"event #{s.stop.index}" if s.stop.index is not None else f"line {s.stop.line}"
-        yield (
-            f"    stops at        {at} {one_line(s.stop.type)}: {s.stop.reason}: {one_line(s.stop.message)}"
-            + (
-                "; it stays unapplied"
-                if s.unapplied <= 1
-                else f"; it and the {s.unapplied - 1:,} after it stay unapplied"
-            )
-        )
-    for ch in s.changes[:_CHANGES_SHOWN]:
-        if ch.removed:
-            what = "removed from the view"
-        else:
-            what = (
-                ", ".join(f"{name} {_shown(before)} → {_shown(after)}" for name, before, after in ch.fields)
-                or "changed"
-            )
-        yield f"    changes         {ch.file} {one_line(ch.entry)}: {one_line(what)}"
-    if s.changes_total > _CHANGES_SHOWN:
-        yield f"    changes         … and {s.changes_total - _CHANGES_SHOWN} more entries"
-    for path, out in s.writes:
-        yield f"    writes          {one_line(path)}" + ("  (OUTSIDE the character folder)" if out else "")
-    for note in s.notes:
-        yield f"    note            {one_line(note)}"
-
-
-def _shown(value: Any) -> str:
-    return json.dumps(value) if is_shown(value) else "…"
+    (:mod:`inspector.core.server_start_text`, the window's words; its other ``server.*`` findings
+    are listed under the character's findings)."""
+    for line in for_character(c, "cli").plain(indent="  "):
+        yield f"  {one_line(line)}"
 
 
 def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -> None:
@@ -264,12 +226,3 @@ def _write(out: TextIO, text: str) -> None:
         out.write(text)
     except UnicodeEncodeError:
         out.write(text.encode("ascii", "backslashreplace").decode("ascii"))
-
-
-def _server_sentinel_words(state: str) -> str:
-    """What the server does from its sentinel's state (``unknown``: its read cannot be predicted)."""
-    if state == "ok":
-        return ""
-    if state == "unknown":
-        return ": its read of the file cannot be predicted"
-    return ": it replays the whole journal"

@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QPalette
 
+from inspector.core.advice import finding_text
 from inspector.core.redaction import redact_message
 from inspector.core.timestamps import format_ts
 from inspector.models.colors import state_color
@@ -99,7 +100,8 @@ class FindingTableModel(RowTableModel):
             self.dataChanged.emit(self.index(0, 2), self.index(self.rowCount() - 1, 2))
 
     def _message(self, row: Finding) -> str:
-        return redact_message(row.message) if self.redact else row.message
+        text = finding_text(row, "window")  # what to do, in the window's actions and shortcuts
+        return redact_message(text) if self.redact else text
 
     def cell(self, row: Finding, column: int) -> Any:
         if column == 0:

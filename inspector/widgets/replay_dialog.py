@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.advice import SCOPE_LABELS
 from inspector.core.replay.flow import (
     Plan,
     PlannedEvent,
@@ -195,9 +196,9 @@ class ReplayDialog(QDialog):
         for ev in self._pending[:MAX_UNTIL_CHOICES]:
             self.until_combo.addItem(ev.label(), ev.event_id)
         repairable = sum(1 for o in self.plan.orphans if o.repairable)
-        self.scope_repair = QRadioButton(f"Repair orphaned archive events ({repairable})")
+        self.scope_repair = QRadioButton(f"{SCOPE_LABELS['repair_orphans']} ({repairable})")
         # Park: a person goes past a held event (never automatic; planned, backed up and audited).
-        self.scope_park = QRadioButton("&Park held event:")
+        self.scope_park = QRadioButton(SCOPE_LABELS["park"])
         self.scope_park.setToolTip(
             "Go past an event replay can never apply: it is recorded in events_parked.ndjson and never "
             "applied, and the held events of its entry then replay. The plan below shows what they change."
@@ -210,7 +211,7 @@ class ReplayDialog(QDialog):
             self.park_combo.addItem(f"#{b.index} {b.type} ({b.reason})", b.event_id)
         # The journal repair: offered when the journal holds bytes the memory server cannot decode.
         fragments = len(self.plan.undecodable)
-        self.scope_repair_journal = QRadioButton(f"Repair &journal ({fragments} not UTF-8)")
+        self.scope_repair_journal = QRadioButton(f"{SCOPE_LABELS['repair_journal']} ({fragments} not UTF-8)")
         self.scope_repair_journal.setToolTip(
             "Move the bytes of events.ndjson that are not UTF-8 into events.ndjson.damaged (losslessly), keeping "
             "every complete record: the memory server cannot read a journal that holds them, and replays nothing "

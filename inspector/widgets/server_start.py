@@ -5,15 +5,13 @@ this panel, *the memory server's next start* (``CharacterDiagnosis.server_start`
 ``server.*`` findings, memory-format §9), then the sentinel bar, *our guarded replay*. Neither may
 pass for the other, so every line here names the server, and the panel's title says so.
 
-:func:`describe_server_start` turns the prediction into lines (Qt-free, so tests read it);
-:class:`ServerStartPanel` shows them: selectable, copyable, focusable with Tab.
+:mod:`inspector.core.server_start_text` turns the prediction into lines (the one renderer, which
+``check`` prints too, told it is the window's); :class:`ServerStartPanel` shows them: selectable,
+copyable, focusable with Tab.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
@@ -22,242 +20,21 @@ from PySide6.QtGui import QGuiApplication, QPalette, QResizeEvent, QTextOption
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from inspector.core.redaction import redact_message
+from inspector.core.server_start_text import SUBTITLE, TITLE, ServerStartText, for_character
 from inspector.core.timeline import CharacterTimeline
-from inspector.core.vocabulary import (
-    SEVERITIES,
-    EntryChange,
-    Finding,
-    ServerStart,
-    health_of,
-    is_server_start_finding,
-    is_shown,
-)
 from inspector.models.colors import accent_color, blend, state_color
 from inspector.widgets import icons
-
-#: The panel's title: the actor, and why it comes first.
-TITLE = "Memory server's next start"
-SUBTITLE = "what happens to this folder unless someone acts (predicted; nothing is written)"
 
 #: Severity → the state colour it borrows (as the Findings table colours its Severity cells).
 SEVERITY_STATE = {"error": "blocked", "warning": "suspect", "info": None}
 
-#: At most this many changed entries are listed in the panel (the rest are counted).
-CHANGES_SHOWN = 20
-
-#: Finding codes a structured line of the panel already says (their severity colours that line).
-_CONSUMED = frozenset(
-    {
-        "server.persona_replaced",
-        "server.replay_stops",
-        "server.shard_passed",
-        "server.writes_outside",
-        "server.not_reconciled",
-    }
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerLine:
-    """One line of the panel: its severity, what it is about, and the words."""
-
-    severity: str
-    label: str
-    text: str
-
-
-@dataclass(slots=True)
-class ServerStartText:
-    """The panel's content.
-
-    Attributes:
-        summary: one sentence that names the memory server as the actor.
-        severity: the worst severity of the server's findings (``info`` when there are none).
-        lines: the details, in the order the server's start does them.
-    """
-
-    summary: str
-    severity: str = "info"
-    lines: list[ServerLine] = field(default_factory=list)
-
-    def plain(self) -> str:
-        """Everything as plain text (what Copy puts on the clipboard)."""
-        out = [f"{TITLE} — {SUBTITLE}", f"  {self.severity:<7}  {self.summary}"]
-        out.extend(f"  {ln.severity:<7}  {ln.label}: {ln.text}" for ln in self.lines)
-        return "\n".join(out)
-
-
-def _worst(severities: Iterable[str], default: str = "info") -> str:
-    """The highest of ``severities`` (:func:`journal.diagnosis.values.health_of`, the one home of
-    that rule), ``default`` when there is none."""
-    found = health_of(s for s in severities if s in SEVERITIES)
-    return default if found == "none" else found
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:] if text else text
-
-
-def _plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
-def _value(value: Any) -> str | None:
-    """A field value the panel may show (numbers, booleans, null); ``None`` for text (private)."""
-    return json.dumps(value) if is_shown(value) else None
-
-
-def change_text(change: EntryChange) -> str:
-    """One changed entry in words: numbers as ``before → after``, text fields as ``changed`` only."""
-    head = f"{change.file} {change.entry}: "
-    if change.removed:
-        return head + "removed from the view"
-    parts = []
-    for name, before, after in change.fields:
-        b, a = _value(before), _value(after)
-        parts.append(f"{name} {b} → {a}" if b is not None and a is not None else f"{name} changed")
-    body = ", ".join(parts) or "changed"
-    return head + ("added to the view: " + body if change.added else body)
-
-
-def describe_server_start(
-    start: ServerStart | None,
-    findings: Sequence[Finding],
-    *,
-    our_sentinel_index: int | None = None,
-) -> ServerStartText:
-    """What the memory server's next start does to one character folder, as the panel shows it.
-
-    Args:
-        start: the prediction (``None``: not predicted for this folder).
-        findings: the character's findings; the ``server.*`` ones colour the lines.
-        our_sentinel_index: where our reader finds the sentinel (the server's is shown when it differs).
-    """
-    server = [f for f in findings if is_server_start_finding(f)]
-    severity = _worst(f.severity for f in server)
-
-    def sev(code: str, default: str = "info") -> str:
-        return _worst((f.severity for f in server if f.code == code), default)
-
-    if start is None:
-        text = ServerStartText("The memory server's next start was not predicted for this folder.", severity)
-        text.lines.extend(ServerLine(f.severity, "Finding", f"{f.code}: {f.message}") for f in server)
-        return text
-    text = ServerStartText(_sentence(start.summary()) + ".", severity)
-    add = text.lines.append
-    if start.reconciled is False:
-        where = f" {start.characters_file}" if start.characters_file else ""
-        add(
-            ServerLine(
-                sev("server.not_reconciled"),
-                "Reconciled",
-                f"not reconciled (not in characters.json{': ' + where.strip() if where else ''}): the memory server "
-                "never replays this character's journal",
-            )
-        )
-        if start.outbox:
-            add(ServerLine("info", "Outbox", f"it still runs {_plural(start.outbox, 'pending operation')}"))
-        _findings_lines(text, server)
-        return text
-    action, message = start.persona
-    if action != "keep":
-        persona_sev = {"replace": sev("server.persona_replaced", "error"), "unknown": "warning"}.get(action, "info")
-        add(ServerLine(persona_sev, "Persona ensure", f"{action}: {message}" if message else action))
-    st = start.sentinel
-    full = st.state != "ok"
-    if full and start.replays:
-        ident = f" ({st.event_id})" if st.event_id else ""
-        add(
-            ServerLine(
-                _worst((sev("server.sentinel_unseen", ""), sev("server.full_replay", "")), "warning"),
-                "Its sentinel",
-                f"{st.state}{ident} as the server's reader sees it: it replays the whole journal from the first event",
-            )
-        )
-    elif st.index is not None and st.index != our_sentinel_index:
-        add(ServerLine("info", "Its sentinel", f"at event #{st.index} as the server's reader sees it"))
-    if start.replays == 0:
-        add(ServerLine("info", "Replay", "nothing to replay"))
-    else:
-        origin = "the first event" if full else (f"event #{st.index + 1}" if st.index is not None else "its sentinel")
-        add(
-            ServerLine(
-                "info",
-                "Replay",
-                f"{_plural(start.replays, 'event')} from {origin}; it applies {start.applied:,}",
-            )
-        )
-    if start.stop is not None:
-        stop = start.stop
-        where = f"event #{stop.index} (line {stop.line})" if stop.index is not None else f"line {stop.line}"
-        left = f"; it leaves {_plural(start.unapplied, 'event')} unapplied" if start.unapplied else ""
-        add(
-            ServerLine(
-                sev("server.replay_stops", "error"),
-                "Stops at",
-                f"{where} {stop.type or '(no type)'}: {stop.reason}: {stop.message}{left}",
-            )
-        )
-    for index in start.passed:
-        add(
-            ServerLine(
-                sev("server.shard_passed", "error"),
-                "Moves past",
-                f"event #{index}: its shard is corrupt; the server keeps the entry in the view and moves its "
-                "sentinel on (our guarded replay pauses there)",
-            )
-        )
-    for change in start.changes[:CHANGES_SHOWN]:
-        add(ServerLine("info", "Changes", change_text(change)))
-    more = start.changes_total - min(len(start.changes), CHANGES_SHOWN)
-    if more > 0:
-        add(ServerLine("info", "Changes", f"… and {_plural(more, 'more entry', 'more entries')}"))
-    inside = [p for p, out in start.writes if not out]
-    if inside:
-        add(ServerLine("info", "Writes", ", ".join(inside)))
-    for path, out in start.writes:
-        if out:
-            add(
-                ServerLine(
-                    sev("server.writes_outside", "error"),
-                    "Writes",
-                    f"{path} — OUTSIDE the character folder",
-                )
-            )
-    if start.outbox:
-        add(ServerLine("info", "Then", f"runs {_plural(start.outbox, 'pending outbox operation')} in the background"))
-    for note in start.notes:
-        add(ServerLine("info", "Note", note))
-    _findings_lines(text, server)
-    if start.reconciled is None and start.characters_file is None:
-        add(
-            ServerLine(
-                "info",
-                "Reconciled",
-                "not known (no characters.json found beside the memory root)",
-            )
-        )
-    elif start.reconciled:
-        add(ServerLine("info", "Reconciled", f"yes (listed in {start.characters_file})"))
-    return text
-
-
-def _findings_lines(text: ServerStartText, server: Sequence[Finding]) -> None:
-    for f in server:
-        if f.code not in _CONSUMED:
-            text.lines.append(ServerLine(f.severity, "Finding", f"{f.code}: {f.message}"))
-
 
 def timeline_text(timeline: CharacterTimeline | None) -> ServerStartText | None:
-    """:func:`describe_server_start` of a character's timeline (``None``: nothing shown)."""
+    """What the memory server's next start does, for the window (``None``: nothing shown): the
+    one renderer ``check`` prints too (:mod:`inspector.core.server_start_text`)."""
     if timeline is None or timeline.provisional:
         return None
-    s = timeline.sentinel
-    return describe_server_start(
-        timeline.server_start,
-        timeline.diagnosis.findings,
-        our_sentinel_index=s.index if s.state == "ok" else None,
-    )
+    return for_character(timeline.diagnosis, "window")
 
 
 # -- the widget ---------------------------------------------------------------------------------------
@@ -368,7 +145,7 @@ class ServerStartPanel(QFrame):
         """What the panel says, as plain text (its title included; redacted as shown)."""
         if self.content is None:
             return f"{TITLE} — {SUBTITLE}\n  {self.body.toPlainText()}"
-        text = self.content.plain()
+        text = "\n".join(self.content.plain())
         return redact_message(text) if self.redact else text
 
     def copy(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from journal.diagnosis.values import FINDING_CODES, MAX_FINDINGS_PER_CODE, SEVERITIES, Finding, worst
+from journal.diagnosis.values import FINDING_CODES, MAX_FINDINGS_PER_CODE, SEVERITIES, Advice, Finding, worst
 from journal.reader import Defect
 
 _CODE_RANK = {code: i for i, code in enumerate(FINDING_CODES)}
@@ -27,6 +27,7 @@ class Findings:
         event_id: str | None = None,
         file: str | None = None,
         line: int | None = None,
+        advice: Advice | None = None,
     ) -> None:
         assert code in _CODE_RANK and severity in SEVERITIES, (code, severity)
         n = self._per_code.get(code, 0)
@@ -34,7 +35,7 @@ class Findings:
         if n >= MAX_FINDINGS_PER_CODE:
             self._overflow.setdefault(code, []).append(severity)
             return
-        self._items.append((_CODE_RANK[code], len(self._items), Finding(code, severity, message, event_id, file, line)))
+        self._items.append((_CODE_RANK[code], len(self._items), Finding(code, severity, message, event_id, file, line, advice)))
 
     def has(self, code: str) -> bool:
         """Whether a finding of ``code`` was added."""

@@ -20,6 +20,7 @@ from journal.diagnosis.checks import PARKED_MESSAGE, Character
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.folder import Folder, ProjectionStore
 from journal.diagnosis.scan import JournalScan
+from journal.diagnosis.values import Advice
 from journal.engine import Decision, TailDecisions, TailPass, decide_tail, handler_apply
 from journal.errors import ViewDriftError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
@@ -333,9 +334,9 @@ def _wedge_findings(c: Character, result: TailResult) -> None:
             f"ts {ts}) since it cannot apply it ({events[hold.index].reason}); {hold.behind} later event"
             f"{'s' if hold.behind != 1 else ''} of {'that entry' if len(hold.entries) == 1 else 'those entries'} "
             f"{'waits' if hold.behind == 1 else 'wait'} behind it, and events of other entries still replay. "
-            "The sentinel stays before it until it applies or a person parks it "
-            f"(memory-inspector replay PATH --character {c.diag.name} --park {events.event_id(hold.index)})",
+            "The sentinel stays before it until it applies or a person parks it",
             event_id=events.event_id(hold.index),
+            advice=Advice("park", c.diag.name, events.event_id(hold.index)),
         )
 
 

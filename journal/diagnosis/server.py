@@ -22,7 +22,7 @@ from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
 from journal.diagnosis.recorded import recorded_ensure
 from journal.diagnosis.server_after import predict_after_reconcile
-from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
+from journal.diagnosis.values import Advice, EntryChange, ServerStart, ServerStop
 from journal.engine import Apply, TailPass, decide_tail
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
 from journal.handlers import archive_target, try_apply
@@ -396,10 +396,11 @@ def _undecodable_findings(c: Character, s: ServerStart) -> None:
             f"the memory server cannot read {JOURNAL_NAME}: the byte at offset {u.offset} (line {u.line}) is not "
             "UTF-8 (a torn append that cut a multi-byte character, or an append glued onto one). Its reader opens "
             "the journal as UTF-8 text, so its reconcile raises and it replays nothing for this character, at the "
-            f"next start and every later one{tail}. Repair the journal first, with the server stopped: "
-            f"memory-inspector replay PATH --character {c.diag.name} --repair-journal (it keeps every complete "
-            "record and moves the undecodable bytes into events.ndjson.damaged)",
+            f"next start and every later one{tail}. Repair the journal first, with the server stopped: a "
+            "guarded repair keeps every complete record and moves the undecodable bytes into "
+            "events.ndjson.damaged",
             file=JOURNAL_NAME,
+            advice=Advice("repair_journal", c.diag.name),
         )
     else:
         c.findings.add(
@@ -587,8 +588,9 @@ def _row_notes(c: Character, s: ServerStart) -> None:
     if lost:
         notes.append(
             f"it does not recover the {len(lost)} archived entr{'ies' if len(lost) != 1 else 'y'} lost between the "
-            "journal event and the shard append (guarded replay with --repair-orphans can)"
+            "journal event and the shard append (our guarded replay's repair of orphaned archive events can)"
         )
+        s.advice.append(Advice("repair_orphans", c.diag.name))
     if s.passed:
         notes.append("a corrupt shard is treated as holding the entry: the view keeps it and the sentinel moves on")
     if any(d.kind == "duplicate_event_id" for d in c.defects):

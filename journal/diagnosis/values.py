@@ -92,6 +92,29 @@ class UnknownCharacterError(DiagnosisInputError, LookupError):
     """``--character NAME`` names no character of PATH."""
 
 
+#: What a finding or a prediction can advise a person to do, by name. Each surface words it (the
+#: command line's flags, the window's actions and their shortcuts): the diagnosis only names it.
+ADVICE_ACTIONS = ("park", "repair_journal", "repair_orphans")
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """Something a person can do about a finding: a guarded replay of one scope.
+
+    Attributes:
+        action: one of :data:`ADVICE_ACTIONS`.
+        character: the character folder's name (the command line's ``--character``).
+        event_id: the event it is about (``park``: the held event).
+    """
+
+    action: str
+    character: str
+    event_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.action, "character": self.character, "event_id": self.event_id}
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One diagnosis finding.
@@ -99,10 +122,11 @@ class Finding:
     Attributes:
         code: one of :data:`FINDING_CODES`.
         severity: ``info`` | ``warning`` | ``error``.
-        message: one line, for people.
+        message: one line, for people (what to do is :attr:`advice`, worded by each surface).
         event_id: the event it is about, if any.
         file: the file it is about, relative to the character folder (or the input root), if any.
         line: 1-based journal line, for line defects.
+        advice: what a person can do about it, if there is one thing to do.
     """
 
     code: str
@@ -111,6 +135,7 @@ class Finding:
     event_id: str | None = None
     file: str | None = None
     line: int | None = None
+    advice: Advice | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +144,7 @@ class Finding:
             "message": self.message,
             "event_id": self.event_id,
             "file": self.file,
+            "advice": None if self.advice is None else self.advice.to_json(),
         }
 
 
@@ -263,6 +289,8 @@ class ServerStart:
         unapplied: records its start leaves unapplied; its next live write orphans them (§9.6).
         outbox: pending outbox operations it starts in the background (not awaited).
         notes: the server's side of each deliberate difference that applies to this folder.
+        advice: what a person can do instead, where its start leaves something our guarded
+            replay can do (each surface words it).
         persona_ensure: persona ensure's prediction in full (:mod:`journal.serverpersona`), when it
             runs.
         deletes: files it deletes, relative to the folder: the temp files older than 24 h in a
@@ -294,6 +322,7 @@ class ServerStart:
     unapplied: int = 0
     outbox: int = 0
     notes: list[str] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
     stray: list[tuple[str, str]] = field(default_factory=list)
     persona_events: int = 0
     start_index: int | None = None
@@ -387,6 +416,7 @@ class ServerStart:
             "left_unapplied": self.unapplied,
             "outbox_pending": self.outbox,
             "notes": list(self.notes),
+            "advice": [a.to_json() for a in self.advice],
             "summary": self.summary(),
             "reconcile_raises": None
             if self.raises is None

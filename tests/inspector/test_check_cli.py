@@ -117,6 +117,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                         "(what the memory server's start does: server_start)",
                         "event_id": b.ids["tail1"],
                         "file": None,
+                        "advice": None,
                     }
                 ],
                 "server_start": {
@@ -175,6 +176,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "left_unapplied": 0,
                     "outbox_pending": 0,
                     "notes": [],
+                    "advice": [],
                     "summary": "the memory server's next start replays 2 events, changes 2 entries",
                     "reconcile_raises": None,
                     "deletes": [],
@@ -327,13 +329,20 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
     assert blocks[1].splitlines() == [
         "blocked-legacy-type",
         f"  journal   11 lines, 11 events, {(b.path / JOURNAL_NAME).stat().st_size / 1024:,.1f} KiB",
-        "  memory server's next start (what happens unless someone acts)",
-        "    the memory server's next start replays 2 events, stops at #9 (no_handler) after applying 0",
-        "    its sentinel    ok at event #8",
-        "    stops at        event #9 reflection.surfaced: no_handler: no replay handler is registered for "
-        "'reflection.surfaced'; it and the 1 after it stay unapplied",
-        "    note            its next live write moves the sentinel to the journal end: the 2 records its start "
+        "  Memory server's next start — what happens to this folder unless someone acts (predicted; nothing is "
+        "written)",
+        "    error    The memory server's next start replays 2 events, stops at #9 (no_handler) after applying 0.",
+        "    info     Persona ensure: keep: persona.json is readable and persona ensure changes nothing: nothing is "
+        "written (unless what it could not know changes it: it may rewrite)",
+        "    info     Persona ensure: not known here: the server's localized default card of 'blocked-legacy-type' "
+        "(no characters.json found): the neko card sync may change neko.facts; the server's localized default "
+        "master card (no characters.json found): the master card sync may change master.facts",
+        "    info     Replay: 2 events from event #9; it applies 0",
+        "    error    Stops at: event #9 (line 10) reflection.surfaced: no_handler: no replay handler is registered "
+        "for 'reflection.surfaced'; it leaves 2 events unapplied",
+        "    info     Note: its next live write moves the sentinel to the journal end: the 2 records its start "
         "leaves unapplied are orphaned",
+        "    info     Reconciled: not known (no characters.json found beside the memory root)",
         "  guarded replay (memory-inspector, stricter than the server)",
         f"  sentinel  ok at event #8 {b.events[8]}",
         # our own live write after the pause was recorded in the applied set: applied, never run again
@@ -355,8 +364,8 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         "    error    replay.held               guarded replay holds reflection "
         f"{folders.REFLECTION_IDS[0]} at event #9 (reflection.surfaced, ts {ts}) since it cannot apply it "
         "(no_handler); 0 later events of that entry wait behind it, and events of other entries still replay. "
-        "The sentinel stays before it until it applies or a person parks it (memory-inspector replay PATH --character "
-        f"blocked-legacy-type --park {legacy})  [event {legacy}]",
+        "The sentinel stays before it until it applies or a person parks it (what to do: memory-inspector replay PATH "
+        f"--character blocked-legacy-type --park {legacy})  [event {legacy}]",
     ]
     assert blocks[2].splitlines()[-1] == "  findings  none: healthy"
     assert blocks[3] == "result: PROBLEMS FOUND (3 errors, 1 warning, 0 info)\n"

@@ -92,8 +92,22 @@ def ev(b: Built, index: int, etype: str, state: str, reason: str | None = None) 
     }
 
 
-def finding(code: str, severity: str, message: str, event_id: str | None = None, file: str | None = None) -> dict:
-    return {"code": code, "severity": severity, "message": message, "event_id": event_id, "file": file}
+def finding(
+    code: str,
+    severity: str,
+    message: str,
+    event_id: str | None = None,
+    file: str | None = None,
+    advice: dict[str, Any] | None = None,
+) -> dict:
+    return {
+        "code": code,
+        "severity": severity,
+        "message": message,
+        "event_id": event_id,
+        "file": file,
+        "advice": advice,
+    }
 
 
 def char(
@@ -126,7 +140,7 @@ class ServerStartShape:
 
     KEYS: ClassVar[set[str]] = {
         "reconciled", "characters_file", "sentinel", "persona_ensure", "replay", "changes", "changes_total",
-        "writes", "left_unapplied", "outbox_pending", "notes", "summary", "reconcile_raises", "deletes",
+        "writes", "left_unapplied", "outbox_pending", "notes", "advice", "summary", "reconcile_raises", "deletes",
         "after_reconcile",
     }  # fmt: skip
 
@@ -156,9 +170,9 @@ def held(b: Built, index: int, etype: str, reason: str, entries: str, behind: in
         "error",
         f"guarded replay holds {entries} at event #{index} ({etype}, ts {ts}) since it cannot apply it ({reason}); "
         f"{behind} later event{'s' if behind != 1 else ''} of that entry wait behind it, and events of other "
-        "entries still replay. The sentinel stays before it until it applies or a person parks it "
-        f"(memory-inspector replay PATH --character {b.name} --park {b.events[index]})",
+        "entries still replay. The sentinel stays before it until it applies or a person parks it",
         b.events[index],
+        advice={"action": "park", "character": b.name, "event_id": b.events[index]},
     )
 
 

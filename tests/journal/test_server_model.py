@@ -183,6 +183,7 @@ def start(sentinel: dict[str, Any], **kw: Any) -> dict[str, Any]:
         "left_unapplied": 0,
         "outbox_pending": 0,
         "notes": [],
+        "advice": [],
         "summary": NOTHING,
         "reconcile_raises": None,
         "deletes": [],
@@ -669,8 +670,9 @@ def test_row_archive_sentinel_before_the_shard_append(tmp_path: Path) -> None:
         ok(b.ids["lost"], 9),
         notes=[
             "it does not recover the 1 archived entry lost between the journal event and the shard append "
-            "(guarded replay with --repair-orphans can)"
+            "(our guarded replay's repair of orphaned archive events can)"
         ],
+        advice=[{"action": "repair_orphans", "character": b.name, "event_id": None}],
     )
     assert server_findings(c) == []
 

@@ -48,7 +48,8 @@ def test_a_journal_torn_inside_a_multibyte_character_stops_the_server_for_good(t
     assert s.applied == 0 and s.stop is None and not s.changes
     assert s.unapplied == d.counts()["pending"]  # everything after its sentinel stays unapplied
     f = _codes(d)["server.journal_undecodable"]
-    assert f.severity == "error" and f"offset {bad}" in f.message and "--repair-journal" in f.message
+    assert f.severity == "error" and f"offset {bad}" in f.message
+    assert f.advice is not None and (f.advice.action, f.advice.character) == ("repair_journal", cd.name)
     assert f"line {s.raises.line}" in f.message and "every later one" in f.message
     assert "server.full_replay" not in _codes(d) and "server.replay_stops" not in _codes(d)
     assert "replays nothing" in s.summary()

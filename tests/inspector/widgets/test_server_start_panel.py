@@ -249,7 +249,15 @@ def test_the_wedge_shows_as_our_replays_error_beside_the_servers_stop(qtbot, ins
     assert rows.get("replay.held") == "error"  # ours: the wedge, with the entry held and since when
     assert rows.get("server.replay_stops") == "error"  # the server's: its start stops there for good
     held = next(f for f in window.session.timeline().diagnosis.findings if f.code == "replay.held")
-    assert f"--park {built.ids['wedge']}" in held.message and "ts " in held.message
+    assert held.advice is not None and held.advice.event_id == built.ids["wedge"] and "ts " in held.message
+    # the window words the advice as its own action and keys, never as command-line flags
+    message = next(
+        findings.index(r, 2).data() for r in range(findings.rowCount()) if findings.index(r, 1).data() == "replay.held"
+    )
+    assert f"Tools ▸ Replay… (Ctrl+Shift+P), scope “Park held event” (Alt+P) with event {built.ids['wedge']}" in message
+    assert "--park" not in message
+    replay_keys = [k.toString() for k in window.context.replay.replay_action.shortcuts()]
+    assert replay_keys == ["Ctrl+Shift+P"]
     # our bar names the entry it holds; the server's panel says where the server stops
     assert "holds persona" in _guarded_text(window) and "other entries replay" in _guarded_text(window)
     assert "Stops at: event #9" in window.server_panel.plain_text()
