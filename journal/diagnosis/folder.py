@@ -417,21 +417,22 @@ class ProjectionStore:
 
     def changed_entries(self) -> Iterator[tuple[str, str, dict[str, Any] | None, dict[str, Any] | None]]:
         """``(view, entry, before, after)`` for every reflection or persona entry the handlers run
-        so far saved differently from the folder (``after`` ``None``: removed; ``before``
-        ``None``: not in the folder's view). ``entry`` is as :func:`journal.handlers.entry_ref`."""
+        so far saved differently from the view they first met (the folder's, or the replaced
+        value: :meth:`_befores`; ``after`` ``None``: removed; ``before`` ``None``: not in that
+        view). ``entry`` is as :func:`journal.handlers.entry_ref`."""
         for target, value in self._overlay.items():
             name = target[0]
             if name not in self._saved:
                 continue
             if name == REFLECTIONS and len(target) == 2 and _hashable(target[1]):
                 afters = [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
-                befores = [] if name in self._replaced else self._folder.reflection_ids.get(target[1], [])
+                befores = self._befores(name, target)
                 ref = str(target[1])
             elif name == PERSONA and len(target) == 3 and _hashable(target[1]) and _hashable(target[2]):
                 section = value.get(target[1]) if isinstance(value, dict) else None
                 facts = section.get("facts") if isinstance(section, dict) else None
                 afters = [e for e in facts if isinstance(e, dict)] if isinstance(facts, list) else []
-                befores = [] if name in self._replaced else self._folder.persona_ids.get((target[1], target[2]), [])
+                befores = self._befores(name, target)
                 ref = f"{target[1]}/{target[2]}"
             else:
                 continue
@@ -441,6 +442,21 @@ class ProjectionStore:
                 continue
             if before is None or after is None or not same_json(before, after):
                 yield name, ref, before, after
+
+    def _befores(self, name: str, target: tuple[Any, ...]) -> list[Any]:
+        """The entries a target selects before any handler ran: in the view the handlers first
+        meet, which is the replaced value for a replaced view (the persona as the server's persona
+        ensure leaves it), else the folder's file."""
+        if name not in self._replaced:
+            if name == REFLECTIONS:
+                return list(self._folder.reflection_ids.get(target[1], []))
+            return list(self._folder.persona_ids.get((target[1], target[2]), []))
+        part = self._project(name, list if name == REFLECTIONS else dict, self._replaced[name], target, False)
+        if name == REFLECTIONS:
+            return [e for e in part if isinstance(e, dict)]
+        section = part.get(target[1]) if isinstance(part, dict) else None
+        facts = section.get("facts") if isinstance(section, dict) else None
+        return [e for e in facts if isinstance(e, dict)] if isinstance(facts, list) else []
 
     def read_sentinel(self) -> SentinelRead:
         return read_sentinel(self.char_dir)

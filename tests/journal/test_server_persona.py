@@ -627,3 +627,27 @@ def test_the_run_records_what_it_could_not_know() -> None:
     run.unknown("x")
     run.unknown("x")
     assert (run.missing, run.inexact) == (["x"], True)
+
+
+# -- the replay after ensure: its changes are against the persona ensure leaves (§9.9) ----------------
+
+
+def test_after_a_rewrite_the_replays_changes_are_those_of_the_pending_events_only(tmp_path: Path) -> None:
+    from journal.diagnosis import diagnose_character
+    from journal.fixtures import PERSONA_ENTRY, pending_tail
+
+    root = tmp_path / "app" / "memory"
+    b = pending_tail(root)  # its tail2 sets master/prom_ref… reinforcement to 3.1
+    config = tmp_path / "app" / "config"
+    config.mkdir()
+    cards = {"主人": {"档案名": ME}, "猫娘": {b.name: {"昵称": NAME}}}
+    (config / "characters.json").write_text(json.dumps(cards, ensure_ascii=False), encoding="utf-8")
+    s = diagnose_character(b.path, characters=read_characters(config / "characters.json")).server_start
+    assert s is not None and s.persona[0] == "rewrite"  # the card sync: entries added, one removed
+    persona = [c for c in s.changes if c.file == "persona.json"]
+    # The card entries ensure added are ensure's changes (s.persona_ensure.changes), not the replay's.
+    assert [(c.entry, c.added, c.removed) for c in persona] == [("/".join(PERSONA_ENTRY), False, False)]
+    key, eid = PERSONA_ENTRY
+    view = json.loads((b.path / "persona.json").read_text(encoding="utf-8"))
+    before = next(e for e in view[key]["facts"] if e["id"] == eid)["reinforcement"]
+    assert before != 3.1 and ("reinforcement", before, 3.1) in persona[0].fields
