@@ -25,6 +25,7 @@ from inspector.core.check_report import count_items
 from inspector.core.reasons import REASONS
 from inspector.core.rediagnose import DiagnosisDelta
 from journal.diagnosis import EVENT_STATES, CharacterDiagnosis, EventInfo, EventList, Finding, SentinelInfo
+from journal.diagnosis.eventlist import find_events
 from journal.diagnosis.values import ServerStart, is_server_start_finding
 from journal.reader import Defect, is_damaged_line
 from journal.views import SentinelRead
@@ -461,17 +462,9 @@ class CharacterTimeline:
         return self.events.index_of(event_id)
 
     def find_events(self, text: str, limit: int = 20) -> list[int]:
-        """Events whose id equals or starts with ``text``, or ``#N`` for index N."""
-        text = text.strip()
-        if not text:
-            return []
-        if text.startswith("#") and text[1:].isdigit():
-            i = int(text[1:])
-            return [i] if 0 <= i < len(self.events) else []
-        exact = self.find_event(text)
-        if exact is not None:
-            return [exact]
-        return [i for i, eid in enumerate(self.events.event_ids()) if eid.startswith(text)][:limit]
+        """The events ``text`` names (Ctrl+G): ``#N``, an id, or an id prefix, in the one event
+        syntax of every command (:func:`journal.diagnosis.eventlist.find_events`)."""
+        return find_events(self.events, text, limit)
 
     def refs_at_line(self, line: int) -> list[int]:
         """Rows of one journal line (a glued line has its fragment and its recovered event)."""

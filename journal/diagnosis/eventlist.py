@@ -245,3 +245,29 @@ _NO_KEYS = EntryKeys()
 def _record_of(info: EventInfo) -> EventSummary:
     """The record an :class:`EventInfo` stands for (its entry is kept beside it, not in keys)."""
     return EventSummary(info.event_id, info.type, info.ts, _NO_KEYS, info.line, info.offset)  # type: ignore[arg-type]
+
+
+def find_events(events: Sequence[EventInfo], text: str, limit: int = 20) -> list[int]:
+    """The events ``text`` names, in the one event syntax of every command and the window (Ctrl+G):
+    ``#N`` is the event at index N; otherwise the event whose id is ``text``, or else the events
+    whose ids start with it (the first ``limit`` of them, in journal order). Surrounding blanks are
+    ignored; an empty ``text`` names none.
+    """
+    text = text.strip()
+    if not text:
+        return []
+    if text.startswith("#") and text[1:].isdigit():
+        i = int(text[1:])
+        return [i] if 0 <= i < len(events) else []
+    ids = events.event_ids() if isinstance(events, EventList) else [e.event_id for e in events]
+    try:
+        return [ids.index(text)]
+    except ValueError:
+        pass
+    found: list[int] = []
+    for i, eid in enumerate(ids):
+        if eid.startswith(text):
+            found.append(i)
+            if len(found) >= limit:
+                break
+    return found

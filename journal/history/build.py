@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from journal.diagnosis import FINDING_CODES, CharacterDiagnosis, EventInfo, EventList
+from journal.diagnosis.eventlist import find_events
 from journal.errors import JournalError
 from journal.events import JOURNAL_NAME
 from journal.handlers import text_sha256
@@ -45,6 +46,10 @@ _VIEW_FINDINGS = (MOVED_CODE, "event.suspect")
 
 class HistoryError(JournalError):
     """The journal cannot give the history: it changed since it was diagnosed, or it cannot be read."""
+
+
+#: At most this many candidates are listed when an id or prefix names several.
+CANDIDATES_SHOWN = 10
 
 
 class HistoryInputError(HistoryError, LookupError):
@@ -104,17 +109,56 @@ class JournalHistory:
             self._index = index
         return self._index
 
-    def event(self, event_id: str) -> EventRef:
-        """The event with ``event_id``.
+    def event(self, text: str) -> EventRef:
+        """The one event ``text`` names, in the event syntax of every command and the window's
+        Ctrl+G (:func:`journal.diagnosis.eventlist.find_events`): ``#N``, an event id, or the
+        start of one event's id.
 
         Raises:
-            HistoryInputError: no event of the journal has that id.
+            HistoryInputError: no event has that id, index or id prefix, or several have the
+                prefix (the message lists them).
         """
-        events = self._events
-        i = events.index_of(event_id) if isinstance(events, EventList) else _index_of(events, event_id)
-        if i is None:
-            raise HistoryInputError(f"no event {event_id!r} in the journal of {self.diagnosis.name}")
-        return EventRef(i, event_id)
+        found = find_events(self._events, text, limit=CANDIDATES_SHOWN + 1)
+        if not found:
+            raise HistoryInputError(f"no event {text!r} in the journal of {self.diagnosis.name}")
+        if len(found) > 1:
+            listed = ", ".join(f"#{i} {self._events[i].event_id}" for i in found[:CANDIDATES_SHOWN])
+            more = ", ..." if len(found) > CANDIDATES_SHOWN else ""
+            raise HistoryInputError(
+                f"{text!r} starts the ids of several events of {self.diagnosis.name} ({listed}{more}): "
+                "give more of the id, or #index"
+            )
+        return EventRef(found[0], self._events[found[0]].event_id)
+
+    def find_entry(self, text: str, entity: str | None = None) -> EntryKey:
+        """The one entry ``text`` names, in the entry syntax of every command: the diagnosis's
+        name of it as ``check`` prints it (``<entity>/<id>`` for a persona entry, the id for a
+        reflection), or a persona entry's id alone when only one entity has an entry with that id.
+        With ``entity``, the persona entry ``text`` of that entity.
+
+        Raises:
+            HistoryInputError: no event touches such an entry, or ``text`` names entries of several
+                entities (the message lists them).
+        """
+        if entity is not None:
+            return EntryKey(text, entity)
+        index = self.index()
+        tail = "/" + text
+        firsts = sorted(ix[0] for ref, ix in index.items() if ref is not None and (ref == text or ref.endswith(tail)))
+        keys: set[EntryKey] = set()
+        for _i, etype, payload in self._payloads(firsts):
+            key = key_of(etype, payload)
+            if key is not None and text in (key.ref, key.id):
+                keys.add(key)
+        if not keys:
+            raise HistoryInputError(f"no event of the journal of {self.diagnosis.name} touches entry {text!r}")
+        if len(keys) > 1:
+            names = sorted((k.ref for k in keys), key=str)
+            listed = ", ".join(names[:CANDIDATES_SHOWN]) + (", ..." if len(names) > CANDIDATES_SHOWN else "")
+            raise HistoryInputError(
+                f"entry {text!r} is ambiguous in {self.diagnosis.name}: {listed}; name one as ENTITY/ID"
+            )
+        return keys.pop()
 
     def _info(self, i: int) -> EventInfo:
         return self._events[i]
