@@ -1,18 +1,29 @@
 """``memory-inspector history``: an entry's covered fields after each event, and the views that moved.
 
-    memory-inspector history PATH [--character NAME] --entry ID [--entity KEY] [--json]
-    memory-inspector history PATH [--character NAME] --at EVENT_ID [--entry ID [--entity KEY]] [--json]
-    memory-inspector history PATH [--character NAME] --between EVENT_A EVENT_B [--json]
-    memory-inspector history PATH [--character NAME] [--json]
+    memory-inspector history PATH [--character NAME] --entry ENTRY [--entity KEY] [--json] [--redact]
+    memory-inspector history PATH [--character NAME] --at EVENT [--entry ENTRY [--entity KEY]] [--json] [--redact]
+    memory-inspector history PATH [--character NAME] --between EVENT_A EVENT_B [--json] [--redact]
+    memory-inspector history PATH [--character NAME] [--json] [--redact]
 
 PATH is what ``check`` takes (a memory root, a character folder, or a ``.zip`` export), read the
 same way (:func:`journal.diagnosis.diagnose_path`); ``--character`` is needed only when PATH holds
-several characters. ``--entity`` names a persona entry's entity key (without it, ``--entry`` is a
-reflection id). Values are the stored ones, as the events carry them (decay is not applied).
+several characters. ``--entry`` takes an entry as ``check`` names it (a reflection id, or
+``ENTITY/ID`` for a persona entry: :meth:`journal.history.JournalHistory.find_entry`), a persona
+entry's id alone when only one entity has it, or an id with ``--entity KEY``. ``--at`` and
+``--between`` take events as the window's Ctrl+G does: an id, the start of one event's id, or
+``#index`` (:meth:`journal.history.JournalHistory.event`). Values are the stored ones, as the
+events carry them (decay is not applied).
+
+What the text for people shows of a value is the CLI's one privacy rule
+(:func:`inspector.core.output.value_text`): numbers, booleans and null as they are, text and other
+values only as their kind and size. ``--json`` has the values. ``--redact`` applies the window's
+redaction (:func:`inspector.core.redaction.redact_document`): to the values in ``--json``, and to
+the messages in both forms (a damaged line's preview, a text's digest).
 
 Exit codes: 0 the output was written; 1 the journal could not give the history (it changed since
 it was read, or cannot be read: one line on stderr); 2 bad input (PATH unreadable, no such
-character, several characters and no ``--character``, no event touches the entry, no such event,
+character, several characters and no ``--character``, no event touches the entry, an entry id of
+several entities or an event prefix of several events (the candidates are listed), no such event,
 bad arguments: one line on stderr, nothing on stdout); 130 interrupted.
 
 JSON shapes (``--json``; UTF-8, two-space indent; ``schema`` 1). Throughout, ``entry`` is
@@ -51,19 +62,19 @@ and speaker keys, and an archive snapshot's ``text``, ``archived_at``, ``archive
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import Any
 
-import orjson
-
+from inspector.core import output
+from inspector.core.output import ExitCode
+from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count, one_line
 from journal.diagnosis import CharacterDiagnosis, DiagnosisInputError, diagnose_path
 from journal.history import (
+    PLACEMENT,
     UNKNOWN,
     EntryHistory,
-    EntryKey,
     EntryState,
     FieldChange,
     HistoryDiff,
@@ -90,11 +101,28 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("path", help="memory root, character folder or .zip export")
     p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH holds one)")
-    p.add_argument("--entry", metavar="ID", help="a reflection id, or a persona entry id with --entity")
+    p.add_argument(
+        "--entry",
+        metavar="ENTRY",
+        help="an entry as check names it (a reflection id, or ENTITY/ID for a persona entry), or a persona "
+        "entry's id alone when one entity has it",
+    )
     p.add_argument("--entity", metavar="KEY", help="the persona entry's entity key (master, neko, ...)")
-    p.add_argument("--at", metavar="EVENT_ID", help="the state as of this event (of --entry, or of every entry)")
-    p.add_argument("--between", nargs=2, metavar=("EVENT_A", "EVENT_B"), help="what differs between two events")
+    p.add_argument(
+        "--at",
+        metavar="EVENT",
+        help="the state as of this event (of --entry, or of every entry): an event id, the start of one, or "
+        "#index, as Ctrl+G takes it",
+    )
+    p.add_argument(
+        "--between", nargs=2, metavar=("EVENT_A", "EVENT_B"), help="what differs between two events (as --at)"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="the window's redaction: text values as tokens in --json, digests and damaged lines in messages hidden",
+    )
     p.set_defaults(run=run_history)
 
 
@@ -104,28 +132,31 @@ def run_history(args: argparse.Namespace) -> int:
         return _bad("--entity needs --entry")
     if args.between is not None and (args.at is not None or args.entry is not None):
         return _bad("--between shows every entry: it takes neither --at nor --entry")
+    meter = output.meter(f"{PROG}: reading the journal")
     try:
-        with diagnose_path(args.path, character=args.character) as diagnosis:
+        try:
+            diagnosis = diagnose_path(args.path, character=args.character, progress=meter)
+        finally:
+            output.clear(meter)
+        with diagnosis:
             character = _one_character(diagnosis.characters, args.path)
             doc, text = _produce(JournalHistory(character), args)
     except (DiagnosisInputError, HistoryInputError) as exc:
         return _bad(str(exc))
     except HistoryError as exc:
-        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
-        return 1
+        return output.error(PROG, str(exc), ExitCode.PROBLEMS)
     except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted", file=sys.stderr)
-        return 130
+        return output.interrupted(PROG)
     if args.json:
-        _write_bytes(sys.stdout, dumps({"schema": SCHEMA, "character": character.name, **doc}))
+        doc = {"schema": SCHEMA, "character": character.name, **doc}
+        output.write_json(sys.stdout, redact_document(doc) if args.redact else doc)
     else:
-        sys.stdout.write(text)
-    return 0
+        sys.stdout.write("\n".join(redact_message(line) for line in text.split("\n")) if args.redact else text)
+    return ExitCode.OK
 
 
 def _bad(message: str) -> int:
-    print(f"{PROG}: error: {one_line(message)}", file=sys.stderr)
-    return 2
+    return output.error(PROG, message)
 
 
 def _one_character(characters: list[CharacterDiagnosis], path: str) -> CharacterDiagnosis:
@@ -139,7 +170,7 @@ def _one_character(characters: list[CharacterDiagnosis], path: str) -> Character
 
 def _produce(history: JournalHistory, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """The JSON document's body and the text for people, for the form ``args`` asks for."""
-    key = None if args.entry is None else EntryKey(args.entry, args.entity)
+    key = None if args.entry is None else history.find_entry(args.entry, args.entity)
     name = history.diagnosis.name
     if args.between is not None:
         diff = history.diff(history.event(args.between[0]), history.event(args.between[1]))
@@ -165,28 +196,6 @@ def _produce(history: JournalHistory, args: argparse.Namespace) -> tuple[dict[st
     return {"moved": [m.to_json() for m in moved]}, render_moved(name, moved)
 
 
-# -- JSON ----------------------------------------------------------------------------------------
-
-
-def dumps(doc: dict[str, Any]) -> bytes:
-    """``doc`` as UTF-8 JSON, two-space indent, newline-terminated (ASCII-escaped when a string is
-    not valid Unicode or a number is beyond orjson, as ``check`` does)."""
-    try:
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-    except orjson.JSONEncodeError:
-        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
-
-
-def _write_bytes(out: TextIO, data: bytes) -> None:
-    buffer = getattr(out, "buffer", None)
-    if buffer is not None:
-        out.flush()
-        buffer.write(data)
-        buffer.flush()
-    else:
-        out.write(data.decode("utf-8"))
-
-
 # -- for people ----------------------------------------------------------------------------------
 
 #: Longest value shown in a table cell; text stays out of terminals (its length is shown).
@@ -194,13 +203,13 @@ _CELL = 40
 
 
 def shown(name: str, value: Any) -> str:
-    """One value for a terminal: escaped, text shown as its length, long values cut."""
+    """One value for a terminal, by the CLI's one privacy rule (:func:`inspector.core.output.value_text`:
+    numbers, booleans and null as they are, any other value as its kind and size), long ones cut."""
     if value is UNKNOWN:
         return "unknown"
-    if name == "text" and isinstance(value, str):
-        return f"<text, {len(value)} chars>"
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-    text = one_line(text)
+    if name == PLACEMENT:  # the history's own word (view / archive / removed), not the folder's text
+        return str(value)
+    text = one_line(output.value_text(value))
     return text if len(text) <= _CELL else text[: _CELL - 1] + "…"
 
 

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 import orjson
 
 from inspector.core.text import one_line
+from journal.diagnosis.values import is_shown
 
 
 class ExitCode(enum.IntEnum):
@@ -56,6 +57,25 @@ def interrupted(prog: str, detail: str = "") -> ExitCode:
     """Print ``<prog>: interrupted`` (and ``; <detail>``) on a line of its own; returns 130."""
     print(f"\n{prog}: interrupted" + (f"; {detail}" if detail else ""), file=sys.stderr)
     return ExitCode.INTERRUPTED
+
+
+# -- values for people -----------------------------------------------------------------------------
+
+
+def value_text(value: Any) -> str:
+    """One stored value for a terminal, by the one privacy rule of what text the CLI shows
+    (:func:`journal.diagnosis.values.is_shown`): a number, a boolean or null as JSON; any other
+    value (text, a list, an object) only as its kind and size (``‹text, 42 chars›``), so no text of
+    the folder reaches a terminal or a ticket pasted from one."""
+    if is_shown(value):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return f"‹text, {len(value):,} char{'s' if len(value) != 1 else ''}›"
+    if isinstance(value, list):
+        return f"‹list, {len(value):,} item{'s' if len(value) != 1 else ''}›"
+    if isinstance(value, dict):
+        return f"‹object, {len(value):,} key{'s' if len(value) != 1 else ''}›"
+    return f"‹{type(value).__name__}›"
 
 
 # -- JSON ------------------------------------------------------------------------------------------
@@ -266,6 +286,7 @@ __all__ = [
     "is_terminal",
     "iter_json",
     "meter",
+    "value_text",
     "write",
     "write_json",
 ]

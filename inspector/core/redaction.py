@@ -199,3 +199,36 @@ def redact_tree(obj: Any) -> Any:
     if isinstance(obj, list):
         return [redact_tree(v) for v in obj]
     return obj
+
+
+#: Keys of a field change or comparison whose values are those of the field its ``name`` /
+#: ``field`` names (the history's and the comparison's documents).
+_FIELD_VALUE_KEYS = frozenset({"before", "after", "point", "view", "value"})
+
+#: Keys whose strings are diagnosis messages (shown as :func:`redact_message` shows them).
+_MESSAGE_KEYS = frozenset({"message", "error", "summary"})
+
+
+def redact_document(obj: Any) -> Any:
+    """A copy of a command's JSON document with the window's redaction (``--redact``): what
+    :func:`redact_tree` hides, a field change's values as those of the field it names (``{"name":
+    "text", "before": ..., "after": ...}`` hides both), and messages as :func:`redact_message`
+    shows them."""
+    if isinstance(obj, dict):
+        name = obj.get("name", obj.get("field"))
+        out = {}
+        for k, v in obj.items():
+            if isinstance(name, str) and k in _FIELD_VALUE_KEYS:
+                out[k] = redact_tree({name: v})[name]
+            elif k in _MESSAGE_KEYS and isinstance(v, str):
+                out[k] = redact_message(v)
+            elif (kind := hides(k)) is not None:
+                out[k] = hide_strings(v, kind)
+            elif isinstance(v, str) and (keyed := redact_derived(k, v)) is not None:
+                out[k] = keyed
+            else:
+                out[k] = redact_document(v)
+        return out
+    if isinstance(obj, list):
+        return [redact_document(v) for v in obj]
+    return obj

@@ -282,3 +282,72 @@ def test_never_writes_inside_the_folder(capsys: pytest.CaptureFixture[str], heal
     for argv in (["--entry", R1], ["--at", ev[4]], ["--between", ev[0], ev[8]], []):
         assert _run(capsys, str(healthy.path), *argv)[0] == 0
     assert folders.tree_snapshot(healthy.root) == before
+
+
+# -- one privacy rule, --redact, one entry syntax and one event syntax (issue 25) ------------------
+
+
+def _private_entry(root: Path) -> Path:
+    """A folder whose persona entry master/prom_ref_1 carries user text outside ``text`` (its
+    ``event_when_raw``), a reflection with the same id, and neko's entry with it too."""
+    char_dir = root / "c"
+    char_dir.mkdir()
+    events = [
+        ("e-1", "persona.entry_updated", {"entity_key": "master", "entry_id": "prom_ref_1",
+                                          "event_when_raw": "at SECRET's birthday", "reinforcement": 1.0}),
+        ("e-2", "reflection.evidence_updated", {"reflection_id": "prom_ref_1", "reinforcement": 2.0}),
+        ("e-3", "persona.evidence_updated", {"entity_key": "neko", "entry_id": "prom_ref_2", "reinforcement": 3.0}),
+        ("f-4", "persona.evidence_updated", {"entity_key": "neko", "entry_id": "prom_ref_1", "reinforcement": 4.0}),
+    ]
+    data = b"".join(
+        encode_event(make_event(eid, etype, f"2026-01-01T00:00:0{i}", payload))
+        for i, (eid, etype, payload) in enumerate(events)
+    )
+    (char_dir / JOURNAL_NAME).write_bytes(data)
+    return char_dir
+
+
+def test_text_outside_the_text_key_stays_out_of_the_terminal(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    char_dir = _private_entry(root)
+    for argv in (["--entry", "master/prom_ref_1"], ["--at", "#0"], ["--at", "e-1", "--entry", "master/prom_ref_1"]):
+        code, out, err = _run(capsys, str(char_dir), *argv)
+        assert (code, err) == (0, ""), argv
+        assert "SECRET" not in out and "event_when_raw" in out, argv
+        assert "‹text, 20 chars›" in out, argv  # what it is and its size, never its words
+        assert "reinforcement" in out and "1.0" in out  # numbers are shown
+    # --json is the data; with --redact, the window's redaction
+    doc = _json(capsys, str(char_dir), "--entry", "master/prom_ref_1")
+    assert doc["points"][0]["fields"]["event_when_raw"] == "at SECRET's birthday"
+    code, out, _ = _run(capsys, str(char_dir), "--entry", "master/prom_ref_1", "--json", "--redact")
+    assert code == 0 and "SECRET" not in out
+    redacted = json.loads(out)["points"][0]["fields"]
+    assert redacted["event_when_raw"].startswith("‹event_when_raw · 20 chars · ") and redacted["reinforcement"] == 1.0
+    code, out, _ = _run(capsys, str(char_dir), "--at", "#0", "--json", "--redact")
+    assert code == 0 and "SECRET" not in out and "‹event_when_raw · 20 chars · " in out
+
+
+def test_an_entry_is_named_as_check_names_it_or_by_a_unique_id(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    char_dir = _private_entry(root)
+    by_ref = _json(capsys, str(char_dir), "--entry", "master/prom_ref_1")
+    assert by_ref["entry"] == _entry("prom_ref_1", "master") and [p["index"] for p in by_ref["points"]] == [0]
+    assert _json(capsys, str(char_dir), "--entry", "prom_ref_1", "--entity", "master") == by_ref
+    alone = _json(capsys, str(char_dir), "--entry", "prom_ref_2")  # one entity has it: no --entity needed
+    assert alone["entry"] == _entry("prom_ref_2", "neko")
+    code, out, err = _run(capsys, str(char_dir), "--entry", "prom_ref_1")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "ambiguous" in err and "master/prom_ref_1, neko/prom_ref_1, prom_ref_1" in err
+
+
+def test_events_are_named_as_ctrl_g_takes_them(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    char_dir = _private_entry(root)
+    assert _json(capsys, str(char_dir), "--at", "#1")["at"] == {"index": 1, "event_id": "e-2"}
+    assert _json(capsys, str(char_dir), "--at", "f")["at"] == {"index": 3, "event_id": "f-4"}  # a unique prefix
+    assert _json(capsys, str(char_dir), "--at", "e-3")["at"] == {"index": 2, "event_id": "e-3"}
+    between = _json(capsys, str(char_dir), "--between", "#0", "f-")
+    assert (between["from"]["index"], between["to"]["index"]) == (0, 3)
+    code, out, err = _run(capsys, str(char_dir), "--at", "e-")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "several events" in err and "#0 e-1, #1 e-2, #2 e-3" in err
+    for missing in ("#4", "x"):
+        code, out, err = _run(capsys, str(char_dir), "--at", missing)
+        assert code == 2 and f"no event {missing!r}" in err

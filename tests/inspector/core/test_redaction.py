@@ -108,3 +108,22 @@ def test_diagnosis_messages_lose_quoted_lines_and_text_digests():
     line = """not valid JSON: '{"event_id": "x", "payload": {"text": "Master likes green tea"'"""
     assert "green tea" not in redact_message(line) and "damaged preview" in redact_message(line)
     assert redact_message("nothing to hide") == "nothing to hide"
+
+
+def test_a_document_s_field_changes_are_redacted_as_the_field_they_name():
+    from inspector.core.redaction import redact_document
+
+    doc = {
+        "changes": [
+            {"name": "text", "before": "old words", "after": "new words"},
+            {"name": "reinforcement", "after": 2},
+        ],
+        "fields": {"text": "words", "status": "confirmed"},
+        "message": "events.ndjson line 3: not valid JSON: '{\"text\": \"words'",
+    }
+    out = redact_document(doc)
+    assert "words" not in repr(out)
+    assert out["changes"][0]["before"].startswith("‹text · 9 chars · ") and out["changes"][1]["after"] == 2
+    assert out["fields"]["status"] == "confirmed"  # what the window shows with its redaction on
+    assert out["message"].startswith("events.ndjson line 3: not valid JSON: '‹damaged preview")
+    assert doc["fields"]["text"] == "words"  # a copy
