@@ -291,13 +291,27 @@ def swept_temp_files(folder: str | os.PathLike[str], now: float) -> list[str]:
 # -- §9.8.9: its handlers compare with != -------------------------------------------------------------
 
 
-def server_sees_change(before: Any, after: Any) -> bool:
-    """Whether the server's handler reports a change to a view, and so saves it (§9.8.9: its
-    handlers compare each field with Python's ``!=``, ``memory/evidence_handlers.py:104``, ``:155``,
-    ``:214``, ``:277``). ``0`` in a view against ``0.0`` in an event (or ``1`` against ``True``) is no
-    change to it: it writes nothing and the view keeps its value. Our handlers compare JSON values
-    strictly (:func:`journal.codec.same_json`), so our replay does rewrite such a view."""
-    return bool(before != after)
+def server_assigns(before: Any, after: Any) -> Any:
+    """The part of a view the server's handler leaves, given ``before`` (what it loaded) and
+    ``after`` (what our handler made of it): §9.8.9, its handlers assign each payload field only
+    where the entry's value ``!=`` the payload's (``memory/evidence_handlers.py:104``, ``:155``,
+    ``:214``, ``:277``), so a field Python finds equal (``0`` in the view against ``0.0`` in the
+    event, ``1`` against ``True``) keeps the view's value, even when another field of the same
+    event changes and the view is saved. Returns ``before`` itself when no field changes for its
+    ``!=`` (then it saves nothing). Our handlers compare JSON values strictly
+    (:func:`journal.codec.same_json`), so our replay does rewrite such a field.
+
+    The views are walked down to their entries (a reflections list, the persona's sections and
+    their ``facts``); an entry's fields are compared whole, as the server does."""
+    if before == after:
+        return before
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        return [server_assigns(b, a) for b, a in zip(before, after, strict=True)]
+    if isinstance(before, dict) and isinstance(after, dict):
+        if "facts" not in after and isinstance(after.get("id"), str):  # an entry: its fields, whole
+            return {k: before[k] if k in before and before[k] == v else v for k, v in after.items()}
+        return {k: server_assigns(before[k], v) if k in before else v for k, v in after.items()}
+    return after
 
 
 def server_reads_sentinel(sentinel: SentinelRead) -> bool:

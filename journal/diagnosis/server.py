@@ -41,11 +41,11 @@ from journal.serverrules import (
     reconciles,
     relpath_or_abs,
     sentinel_undecodable,
+    server_assigns,
     server_outcome,
     server_reader,
     server_reads_sentinel,
     server_records_at,
-    server_sees_change,
     server_sentinel,
     server_sentinel_writable,
     server_shard_path,
@@ -257,11 +257,13 @@ def _server_apply(c: Character, s: ServerStart, store: ProjectionStore, written:
         before = _loaded(store, view) if view is not None else None
         reason = try_apply(c.registry, store, ev.type, payload)[0]
         saved = reason is None and view is not None and before is not None and view[0] in store.written
-        if saved and view is not None and not server_sees_change(before, _loaded(store, view)):
-            # No change to the server's `!=` (0 against 0.0): it saves nothing, and the view keeps
-            # its own values (§9.8.9).
-            store.save_view(view[0], before)
-            store.written.discard(view[0])
+        if saved and view is not None:
+            # The server assigns a field only where its `!=` sees a change (0 against 0.0 is none):
+            # such fields keep the view's values, and with no other change it saves nothing (§9.8.9).
+            kept = server_assigns(before, _loaded(store, view))
+            store.save_view(view[0], kept)
+            if kept is before:
+                store.written.discard(view[0])
         written.update(store.written)
         return reason
 

@@ -68,3 +68,22 @@ def test_an_int_in_the_view_against_the_same_float_in_the_event_is_no_change_for
     assert s.changes == [] and [p for p, _ in s.writes] == [SENTINEL_NAME]  # its != sees no change: no save
     # Ours compares JSON values strictly (2 is not 2.0): our replay rewrites the view.
     assert d.tail is not None and [(x.kind, x.changed) for x in d.tail.decisions] == [("applies", True)]
+
+
+def test_a_field_equal_for_its_not_equal_keeps_the_views_value_when_another_field_changes(tmp_path: Path) -> None:
+    # Its handlers assign field by field where `!=` (evidence_handlers.py:104): the event changes
+    # reinforcement, so the view is saved, but its disputation 0 against the event's 0.0 is no change
+    # and keeps the view's 0 (memory-format §9.8.9).
+    b = healthy(tmp_path)
+    rid = REFLECTION_IDS[0]
+    refl = json.loads((b.path / REFLECTIONS).read_text(encoding="utf-8"))
+    entry = next(r for r in refl if r["id"] == rid)
+    entry["disputation"] = 0
+    fs.atomic_write_json(b.path / REFLECTIONS, refl)
+    payload = {"reflection_id": rid, "reinforcement": entry["reinforcement"] + 1.5, "disputation": 0.0}
+    EventLog(tmp_path).append(b.name, "reflection.evidence_updated", payload)
+    s = diagnose_character(b.path).server_start
+    assert s is not None and s.applied == 1 and REFLECTIONS in [p for p, _ in s.writes]
+    assert [(c.entry, c.fields) for c in s.changes] == [
+        (rid, (("reinforcement", entry["reinforcement"], payload["reinforcement"]),))
+    ]
