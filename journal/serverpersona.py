@@ -118,6 +118,15 @@ class PersonaEnsurePrediction:
         """Whether ensure saves ``persona.json`` (even where its bytes are not known)."""
         return self.action in ("rewrite", "create", "replace")
 
+    @property
+    def returned(self) -> dict[str, Any] | None:
+        """The persona a later ``aensure_persona(name)`` of the same start returns (the evidence
+        migration's, §9.8.7): the one this call cached, as the persona handlers then leave it.
+        ``None`` when this call raises: nothing was cached, so the later call runs the same steps
+        on the same file and raises again (or when it is not known), and its caller returns at once
+        (``evidence_loops.py:636-640``)."""
+        return None if self.action in ("raises", "unknown") else self.persona_after
+
 
 class EnsureRaises(Exception):
     """Persona ensure raises here: nothing is saved or cached (the start logs it, ``runtime.py:716``)."""

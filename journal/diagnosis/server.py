@@ -97,7 +97,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         s.unapplied = _ServerRecords(c, reader, start, floor).total()
         if ensure.writes:
             s.writes = [(PERSONA, False)]
-        predict_after_reconcile(c, s, ProjectionStore(folder), ensure.persona_after)
+        predict_after_reconcile(c, s, ProjectionStore(folder), ensure.returned)
         s.deletes = [*_swept(c, s.writes), *s.deletes]
         return s
     # The pending persona events meet the persona as ensure leaves it (§9.9).
@@ -132,7 +132,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         written.add(SENTINEL_NAME)
     # the store's writes, then the shards written where a payload's basename leads (once each)
     s.writes = [(w, False) for w in sorted(written)] + [w for w in dict.fromkeys(s.writes) if w[0] not in written]
-    predict_after_reconcile(c, s, store, ensure.persona_after)
+    predict_after_reconcile(c, s, store, ensure.returned)
     s.deletes = [*_swept(c, s.writes), *s.deletes]
     for change in _changes(store):
         s.changes_total += 1

@@ -34,8 +34,9 @@ def predict_after_reconcile(c: Character, s: ServerStart, store: ProjectionStore
     and add their writes and deletions (call it after the replay's prediction).
 
     Args:
-        persona_after_ensure: ``persona.json`` as persona ensure leaves it (``None``: ensure
-            raises or the file was not read, and the evidence migration returns at once). The
+        persona_after_ensure: the persona the migration's own persona ensure returns
+            (:attr:`journal.serverpersona.PersonaEnsurePrediction.returned`; ``None``: it raises
+            or is not known, and the evidence migration returns at once). The
             migration seeds from the views as reconcile leaves them (the server's persona cache
             after reconcile is not modelled: the replayed entries are taken as it sees them).
     """

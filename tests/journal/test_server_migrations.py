@@ -19,6 +19,7 @@ from journal.diagnosis import diagnose_character
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fixtures import REFLECTION_IDS, healthy, legacy_type_blocked, torn_tail
 from journal.servermigrations import MARKER_SECTION
+from journal.serverrules import read_characters
 from journal.shards import REFLECTION_ARCHIVE
 from journal.views import PERSONA, REFLECTIONS
 
@@ -124,3 +125,22 @@ def test_a_flat_archive_that_is_not_a_list_is_kept(tmp_path: Path) -> None:
     (cd / "reflections_archive.json").write_text('{"not": "a list"}', encoding="utf-8")
     s = diagnose_character(cd).server_start
     assert s is not None and s.archive is None and s.deletes == []
+
+
+def test_when_persona_ensure_raises_the_evidence_migration_returns_at_once(tmp_path: Path) -> None:
+    # The migration's own aensure_persona (evidence_loops.py:636-640) finds nothing cached after the
+    # start's ensure raised, runs the same steps on the same file, raises again, and returns: no
+    # seed, no marker, although the file lacks it (memory-format §9.8.7, §9.9 fact 5).
+    root = tmp_path / "app" / "memory"
+    cd = healthy(root).path
+    _drop_marker(cd)
+    persona = json.loads((cd / PERSONA).read_text(encoding="utf-8"))
+    persona["neko"] = []  # the neko card sync's setdefault on it raises (AttributeError)
+    fs.atomic_write_json(cd / PERSONA, persona)
+    config = tmp_path / "app" / "config"
+    config.mkdir()
+    (config / "characters.json").write_text(json.dumps({"主人": {}, "猫娘": {"healthy": {}}}), encoding="utf-8")
+    s = diagnose_character(cd, characters=read_characters(config / "characters.json")).server_start
+    assert s is not None and s.persona[0] == "raises"
+    assert s.evidence_seeds is None and s.migration_orphans == 0
+    assert PERSONA not in [p for p, _ in s.writes]
