@@ -231,3 +231,19 @@ def test_inside_a_folder_is_asked_of_one_helper():
         text = path.read_text(encoding="utf-8")
         offenders += [(str(path.relative_to(ROOT)), s) for s in spellings if s in text]
     assert offenders == []
+
+
+def test_the_servers_start_is_worded_by_one_renderer_and_advice_by_one_module():
+    """``check``'s text and the window's panel both show ``inspector.core.server_start_text``; the
+    flags and window keys a finding's advice names are worded only in ``inspector.core.advice``."""
+    renderer = ROOT / "inspector" / "core" / "server_start_text.py"
+    for user in ("inspector/core/check_report.py", "inspector/widgets/server_start.py"):
+        assert "for_character" in _calls(ROOT / user), user
+    for path in [*_modules(ROOT / "inspector"), *_modules(ROOT / "journal")]:
+        if path == renderer:
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert '"Stops at"' not in text and "its sentinel    " not in text, path
+        if path.parts[-3:-1] == ("journal", "diagnosis"):
+            for flag in ("--park", "--repair-journal", "--repair-orphans"):
+                assert flag not in text, (path, flag)  # the diagnosis names an Advice; surfaces word it
