@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +11,7 @@ from inspector.core import output
 from inspector.core.compare import Comparison, SideStates, ValueChange, compare_paths
 from inspector.core.compare.tree import json_type, plain
 from inspector.core.output import ExitCode
+from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count, one_line
 from journal.diagnosis import DiagnosisInputError
 
@@ -33,6 +33,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("b", help="the second export")
     p.add_argument("--character", metavar="NAME", help="the character (needed when an export holds several)")
     p.add_argument("--json", action="store_true", help="machine-readable output (schema 2, see README)")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="the window's redaction: text values as tokens in --json, digests and damaged lines in messages hidden",
+    )
     p.set_defaults(run=run_diff)
 
 
@@ -44,15 +49,16 @@ def run_diff(args: argparse.Namespace) -> int:
     except DiagnosisInputError as exc:
         return output.error(PROG, str(exc))
     if args.json:
-        output.write_json(sys.stdout, result.to_json())
+        doc = result.to_json()
+        output.write_json(sys.stdout, redact_document(doc) if args.redact else doc)
     else:
         for line in human(result):
-            print(line)
+            print(redact_message(line) if args.redact else line)
     return ExitCode.BAD_INPUT if result.status == "unreadable" else ExitCode.of(result.identical)
 
 
 def _value(v: Any) -> str:
-    text = json.dumps(plain(v), ensure_ascii=False, default=str)
+    text = output.value_text(plain(v))  # the CLI's one privacy rule: no text of the folder is printed
     return one_line(text if len(text) <= 80 else text[:77] + "…")
 
 

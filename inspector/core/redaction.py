@@ -202,8 +202,11 @@ def redact_tree(obj: Any) -> Any:
 
 
 #: Keys of a field change or comparison whose values are those of the field its ``name`` /
-#: ``field`` names (the history's and the comparison's documents).
+#: ``field`` / ``path`` names (the history's and the comparison's documents).
 _FIELD_VALUE_KEYS = frozenset({"before", "after", "point", "view", "value"})
+
+#: The list indices at the end of a field path (``facts[1]`` → ``facts``).
+_PATH_INDEX = re.compile(r"(\[\d+\])+$")
 
 #: Keys whose strings are diagnosis messages (shown as :func:`redact_message` shows them).
 _MESSAGE_KEYS = frozenset({"message", "error", "summary"})
@@ -212,10 +215,12 @@ _MESSAGE_KEYS = frozenset({"message", "error", "summary"})
 def redact_document(obj: Any) -> Any:
     """A copy of a command's JSON document with the window's redaction (``--redact``): what
     :func:`redact_tree` hides, a field change's values as those of the field it names (``{"name":
-    "text", "before": ..., "after": ...}`` hides both), and messages as :func:`redact_message`
-    shows them."""
+    "text", "before": ..., "after": ...}`` hides both; of a ``path`` such as ``facts[1].text``, the
+    field it ends with), and messages as :func:`redact_message` shows them."""
     if isinstance(obj, dict):
         name = obj.get("name", obj.get("field"))
+        if name is None and isinstance(obj.get("path"), str):
+            name = _PATH_INDEX.sub("", obj["path"]).rpartition(".")[2]
         out = {}
         for k, v in obj.items():
             if isinstance(name, str) and k in _FIELD_VALUE_KEYS:
