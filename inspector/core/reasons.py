@@ -1,12 +1,31 @@
 """Why replay stops at an event, or why an event behind the sentinel is flagged: one table of
 texts for the timeline, the detail pane, the replay preview and the guarded replay.
 
-Each reason says what it means for the folder and what a person can do about it.
+Each reason says what it means for the folder and what a person can do about it. Where that is
+a guarded replay of one scope, the suggestion is a :class:`Do`, worded for the surface that shows
+it (:func:`inspector.core.advice.advice_text`: flags on the command line, the window's actions
+and keys in the window).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from inspector.core.advice import Surface, advice_text
+from journal.diagnosis.values import Advice
+
+
+@dataclass(frozen=True, slots=True)
+class Do:
+    """A suggestion that is a guarded replay of one scope: ``lead``, the action, then ``tail``."""
+
+    lead: str
+    action: str
+    tail: str = ""
+
+    def text(self, surface: Surface) -> str:
+        how = advice_text(Advice(self.action, "NAME", "EVENT_ID" if self.action == "park" else None), surface)
+        return f"{self.lead} {how}.{' ' + self.tail if self.tail else ''}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,23 +35,28 @@ class ReasonText:
     Attributes:
         title: completes "Blocked at event #N (type): it ..." (or "... it ..." for a flag).
         why: what it means for the folder.
-        actions: what a person can do, one suggestion per item.
+        actions: what a person can do, one suggestion per item (:meth:`actions_for` words them).
     """
 
     title: str
     why: str
-    actions: tuple[str, ...]
+    actions: tuple[str | Do, ...]
 
-    def paragraph(self) -> str:
+    def actions_for(self, surface: Surface) -> tuple[str, ...]:
+        """:attr:`actions` worded for ``surface``."""
+        return tuple(a if isinstance(a, str) else a.text(surface) for a in self.actions)
+
+    def paragraph(self, surface: Surface) -> str:
         """:attr:`why` and :attr:`actions` as one paragraph (tooltips, the detail pane)."""
-        return f"{self.why} What you can do: {' '.join(self.actions)}"
+        return f"{self.why} What you can do: {' '.join(self.actions_for(surface))}"
 
 
 #: How a person goes past an event that can never apply (the only way: never automatic).
-_PARK_ADVICE = (
-    "If you decide to go past it, park it: memory-inspector replay PATH --character NAME --park EVENT_ID "
-    "(or Park… in the window's Replay dialog). Park is guarded like replay: plan, backup, fingerprint "
-    "check, report, and an audit line in events_parked.ndjson."
+_PARK_ADVICE = Do(
+    "If you decide to go past it, park it:",
+    "park",
+    "Park is guarded like replay: plan, backup, fingerprint check, report, and an audit line in "
+    "events_parked.ndjson.",
 )
 
 #: Reason code (:data:`journal.diagnosis.BLOCK_REASONS`, ``ORPHAN_REASONS``, ``SUSPECT_REASONS``,
@@ -116,8 +140,8 @@ REASONS: dict[str, ReasonText] = {
         "shard: the archived entry was lost.",
         (
             "The entry is still in this event's entry_snapshot, in its payload.",
-            "Look for the shard in a backup or cloud save; or copy the snapshot into a valid shard by hand "
-            "(with a backup).",
+            Do("Our guarded replay can put it back into its shard from that snapshot:", "repair_orphans"),
+            "Or look for the shard in a backup or cloud save.",
         ),
     ),
     "held": ReasonText(

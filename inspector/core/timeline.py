@@ -50,10 +50,10 @@ ROW_STATES: tuple[str, ...] = (*EVENT_STATES, DAMAGED)
 #: States the next/previous-problem keys stop at (pending is the normal backlog, not a problem).
 PROBLEM_STATES = frozenset({"blocked", "orphaned", "suspect", DAMAGED})
 
-#: The reasons in words, for the detail pane and tooltips.
+#: The reasons in words, for the window's detail pane and tooltips (worded for the window).
 #: Reason code → what it means and what a person can do, in one paragraph (from the shared table
 #: :data:`inspector.core.reasons.REASONS`, which the guarded replay's explanations use too).
-REASON_TEXT = {code: text.paragraph() for code, text in REASONS.items()}
+REASON_TEXT = {code: text.paragraph("window") for code, text in REASONS.items()}
 
 DEFECT_TEXT = {
     "malformed": "malformed line",

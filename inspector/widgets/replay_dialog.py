@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QSize, Qt, Slot
 from PySide6.QtWidgets import (
     QButtonGroup,
-    QComboBox,
     QDialog,
     QDialogButtonBox,
+    QGridLayout,
     QGroupBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
@@ -44,6 +43,7 @@ from inspector.core.replay.flow import (
     describe_journal_repair,
     describe_outcome,
 )
+from inspector.widgets.screen_fit import ElidingComboBox, fit_to_screen
 
 #: The plan's heading before anything ran.
 PLAN_TITLE = "Plan (predicted by a dry run; nothing has been written)"
@@ -65,6 +65,13 @@ def _fit_columns(view: QTreeWidget) -> None:
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
 
 
+def _wrapping(label: QLabel) -> QLabel:
+    """A label that wraps to the dialog instead of widening it (a long path or id breaks too)."""
+    label.setWordWrap(True)
+    label.setMinimumWidth(1)
+    return label
+
+
 def _with_tooltips(item: QTreeWidgetItem, char_dir: Path) -> None:
     """Every cell's full text on hover; a file row's tooltip is its full path."""
     for k in range(item.childCount()):
@@ -76,6 +83,9 @@ def _with_tooltips(item: QTreeWidgetItem, char_dir: Path) -> None:
             child.setToolTip(column, text)
         _with_tooltips(child, char_dir)
 
+
+#: The size the dialog asks for (it gets at most 90 % of the screen: :mod:`inspector.widgets.screen_fit`).
+PREFERRED_WIDTH, PREFERRED_HEIGHT = 1200, 800
 
 #: The "up to event" list offers at most this many pending events (the command line takes any id).
 MAX_UNTIL_CHOICES = 5000
@@ -122,6 +132,9 @@ class ReplayDialog(QDialog):
         events_view: the events that would apply.
         diff_view: the per-file diff (file → entry → field before/after).
         block_label: where replay stops and why, with what a person can do (hidden when none).
+        plan_heading: what the plan is: predicted, or carried out (or refused) and where the backup is.
+        until_combo, park_combo: the events to replay up to, and the held events to park (their
+            labels elide in the middle; the whole label is the tooltip).
         result_view: the result text (hidden until there is one).
         apply_button, replan_button: the actions.
     """
@@ -142,14 +155,12 @@ class ReplayDialog(QDialog):
         self._choice = ReplayChoice("cancel", plan.scope)
         self._editable = outcome is None
         self.setWindowTitle(f"Guarded replay — {plan.target.character}")
-        self._size_to_screen()
         layout = QVBoxLayout(self)
 
         notes = [notice] if notice else []
         if preflight is not None:
             notes += [w.message for w in preflight.warnings]
-        self.notice_label = QLabel("\n".join(notes))
-        self.notice_label.setWordWrap(True)
+        self.notice_label = _wrapping(QLabel("\n".join(notes)))
         self.notice_label.setVisible(bool(notes))
         layout.addWidget(self.notice_label)
 
@@ -175,24 +186,17 @@ class ReplayDialog(QDialog):
         layout.addWidget(self.buttons)
         if outcome is not None:
             self.set_outcome(outcome)
+        # Large enough to read a typical plan (field names and values uncut), within the screen.
+        fit_to_screen(self, QSize(PREFERRED_WIDTH, PREFERRED_HEIGHT))
 
     # -- building -------------------------------------------------------------------------------------
 
-    def _size_to_screen(self) -> None:
-        """Large enough to read a typical plan (field names and values uncut), within the screen."""
-        width, height = 1200, 800
-        screen = self.screen() if self.screen() is not None else None
-        if screen is not None:
-            avail = screen.availableGeometry()
-            width, height = min(width, int(avail.width() * 0.9)), min(height, int(avail.height() * 0.9))
-        self.resize(width, height)
-
     def _scope_box(self, editable: bool) -> QGroupBox:
         box = QGroupBox("Scope")
-        row = QHBoxLayout(box)
+        grid = QGridLayout(box)
         self.scope_tail = QRadioButton("Pending tail")
         self.scope_until = QRadioButton("Up to event:")
-        self.until_combo = QComboBox()
+        self.until_combo = ElidingComboBox()
         for ev in self._pending[:MAX_UNTIL_CHOICES]:
             self.until_combo.addItem(ev.label(), ev.event_id)
         repairable = sum(1 for o in self.plan.orphans if o.repairable)
@@ -203,7 +207,7 @@ class ReplayDialog(QDialog):
             "Go past an event replay can never apply: it is recorded in events_parked.ndjson and never "
             "applied, and the held events of its entry then replay. The plan below shows what they change."
         )
-        self.park_combo = QComboBox()
+        self.park_combo = ElidingComboBox()
         held = self.plan.blocks or ([self.plan.block] if self.plan.block is not None else [])
         if self.plan.park is not None and not any(b.event_id == self.plan.scope.park for b in held):
             self.park_combo.addItem(self.plan.park.event.label(), self.plan.scope.park)
@@ -229,13 +233,16 @@ class ReplayDialog(QDialog):
         can_park = self.park_combo.count() > 0
         self.scope_park.setEnabled(editable and can_park)
         self.park_combo.setEnabled(editable and can_park)
-        row.addWidget(self.scope_tail)
-        row.addWidget(self.scope_until)
-        row.addWidget(self.until_combo, 1)
-        row.addWidget(self.scope_repair)
-        row.addWidget(self.scope_park)
-        row.addWidget(self.park_combo, 1)
-        row.addWidget(self.scope_repair_journal)
+        # Three rows, the event lists taking what is left: one row of every choice was wider than
+        # a small screen, and the lists were as wide as their longest label (issue 27 item 1).
+        grid.addWidget(self.scope_tail, 0, 0)
+        grid.addWidget(self.scope_repair, 0, 2)
+        grid.addWidget(self.scope_until, 1, 0)
+        grid.addWidget(self.until_combo, 1, 1)
+        grid.addWidget(self.scope_repair_journal, 1, 2)
+        grid.addWidget(self.scope_park, 2, 0)
+        grid.addWidget(self.park_combo, 2, 1)
+        grid.setColumnStretch(1, 1)
         kind = self.plan.scope.kind
         radios = {"tail": self.scope_tail, "until": self.scope_until, "repair": self.scope_repair}
         radios["park"] = self.scope_park
@@ -253,9 +260,17 @@ class ReplayDialog(QDialog):
 
     def _plan_pane(self) -> QWidget:
         plan = self.plan
-        box = QGroupBox(PLAN_TITLE)
+        box = QGroupBox("Plan")
         self.plan_box = box
         col = QVBoxLayout(box)
+        # The heading is a label, not the box's title: a title never wraps, and a backup's path
+        # in it made the dialog wider than the screen.
+        self.plan_heading = _wrapping(QLabel(PLAN_TITLE))
+        self.plan_heading.setTextFormat(Qt.TextFormat.PlainText)
+        bold = self.plan_heading.font()
+        bold.setBold(True)
+        self.plan_heading.setFont(bold)
+        col.addWidget(self.plan_heading)
         verb = "re-apply" if plan.scope.kind == "repair" else "apply"
         summary = (
             f"{plan.scope.describe().capitalize()}: would {verb} {len(plan.events)} event(s). "
@@ -274,8 +289,8 @@ class ReplayDialog(QDialog):
             summary = "\n".join(describe_journal_repair(plan))
         if not plan.journal_present:
             summary = "No journal in this folder (views only): nothing to replay."
-        self.summary_label = QLabel(summary)
-        self.summary_label.setWordWrap(True)
+        self.summary_label = _wrapping(QLabel(summary))
+        self.summary_label.setTextFormat(Qt.TextFormat.PlainText)
         col.addWidget(self.summary_label)
 
         self.events_view = QTreeWidget()
@@ -290,7 +305,7 @@ class ReplayDialog(QDialog):
 
         blocks = [plan.block] if plan.block is not None else []
         blocks += [o.block for o in plan.unrepairable if o.block is not None]
-        self.block_label = QLabel("\n\n".join("\n".join(b.lines()) for b in blocks))
+        self.block_label = QLabel("\n\n".join("\n".join(b.lines("window")) for b in blocks))
         self.block_label.setWordWrap(True)
         self.block_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.block_label.setVisible(bool(blocks))
@@ -355,7 +370,7 @@ class ReplayDialog(QDialog):
         self._editable = False
         self.result_view.setPlainText("\n".join(describe_outcome(outcome)))
         self._result_box.setVisible(True)
-        self.plan_box.setTitle(plan_title_after(outcome))
+        self.plan_heading.setText(plan_title_after(outcome))
         self.apply_button.setVisible(False)
         self.close_button.setText("Close")
         for b in (

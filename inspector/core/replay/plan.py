@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.core.reasons import REASONS
+from inspector.core.advice import Surface
+from inspector.core.reasons import REASONS, ReasonText
 from inspector.core.replay.errors import BadInputError, FolderBusyError, PlanningCancelledError
 from inspector.core.replay.fingerprints import fingerprint_folder
 from inspector.core.replay.stamps import _now_iso
@@ -100,7 +101,7 @@ class BlockExplanation:
         message: the technical message from the handler.
         title: one line.
         why: what it means for the folder.
-        actions: what a person can do, one suggestion per item.
+        words: the reason's words, whose suggestions :meth:`actions` words for a surface.
     """
 
     event_id: str
@@ -110,11 +111,15 @@ class BlockExplanation:
     message: str
     title: str
     why: str
-    actions: tuple[str, ...]
+    words: ReasonText
 
-    def lines(self) -> list[str]:
+    def actions(self, surface: Surface = "cli") -> tuple[str, ...]:
+        """What a person can do, one suggestion per item, worded for ``surface``."""
+        return self.words.actions_for(surface)
+
+    def lines(self, surface: Surface = "cli") -> list[str]:
         out = [self.title, f"  reason: {self.reason} — {self.message}", f"  {self.why}", "  What you can do:"]
-        out += [f"   - {a}" for a in self.actions]
+        out += [f"   - {a}" for a in self.actions(surface)]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -125,7 +130,7 @@ class BlockExplanation:
             "reason": self.reason,
             "message": self.message,
             "explanation": self.why,
-            "actions": list(self.actions),
+            "actions": list(self.actions("cli")),
         }
 
 
@@ -141,7 +146,7 @@ def explain_block(stop: ReplayStop) -> BlockExplanation:
         stop.message,
         f"Blocked at event #{stop.index} ({what}): it {text.title}.",
         text.why,
-        text.actions,
+        text,
     )
 
 

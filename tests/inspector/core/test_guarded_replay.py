@@ -122,7 +122,7 @@ def test_override_turns_the_refusal_into_a_recorded_warning(root, backups, tmp_p
 
 def test_server_started_between_plan_and_apply_writes_nothing(root, backups, tmp_path):
     cd = build_case(root, "pending_tail")
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     pf = gr.preflight(target)
     plan = gr.make_plan(target)
     before = hash_tree(cd)
@@ -162,7 +162,7 @@ def test_without_backup_dir_the_backup_goes_to_the_data_folder(root, tmp_path):
 
 def test_recent_write_warns_and_a_person_can_decline(root, backups):
     cd = build_case(root, "pending_tail")
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     assert [w.code for w in gr.preflight(target).warnings] == ["files.recent"]
     before = hash_tree(cd)
     prompter = HeadlessPrompter({ASK_RECENT_WRITES: False, ASK_APPLY: True})
@@ -175,7 +175,7 @@ def test_recent_write_warns_and_a_person_can_decline(root, backups):
 def test_old_files_do_not_warn(root):
     cd = build_case(root, "pending_tail")
     make_old(cd)
-    pf = gr.preflight(gr.resolve_target(root, CHARACTER))
+    pf = gr.preflight(gr.target_of(root, CHARACTER))
     assert pf.ok and pf.warnings == ()
     prompter = HeadlessPrompter(True)
     gr.run_guarded_replay(_request(root, root.parent / "b"), prompter)
@@ -252,14 +252,14 @@ def test_extract_refuses_links_and_oversized_archives(tmp_path, monkeypatch):
 def test_bad_input(root, backups, tmp_path):
     build_case(root, "pending_tail")
     with pytest.raises(BadInputError):
-        gr.resolve_target(tmp_path / "missing", CHARACTER)
+        gr.target_of(tmp_path / "missing", CHARACTER)
     with pytest.raises(BadInputError):
-        gr.resolve_target(root, "Bob")
+        gr.target_of(root, "Bob")
     with pytest.raises(BadInputError):
-        gr.resolve_target(root, "../etc")
+        gr.target_of(root, "../etc")
     (tmp_path / "plain.txt").write_text("x")
     with pytest.raises(BadInputError):
-        gr.resolve_target(tmp_path / "plain.txt", CHARACTER)
+        gr.target_of(tmp_path / "plain.txt", CHARACTER)
     with pytest.raises(BadInputError, match="inside the character folder"):
         gr.run_guarded_replay(
             ReplayRequest(root, CHARACTER, backup_root=root / CHARACTER / "b"), HeadlessPrompter(True)
@@ -281,7 +281,7 @@ def test_character_folder_as_path_may_back_up_beside_it(root, backups):
 
 def test_character_folder_itself_is_accepted_as_path(root):
     cd = build_case(root, "pending_tail")
-    target = gr.resolve_target(cd, CHARACTER)
+    target = gr.target_of(cd, CHARACTER)
     assert target.char_dir == cd and target.root == root
 
 
@@ -292,8 +292,8 @@ def test_character_folder_itself_is_accepted_as_path(root):
 def test_plan_and_dry_run_leave_every_file_byte_identical(root, backups, case):
     cd = build_case(root, case)
     before = hash_tree(root)
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
-    gr.make_plan(gr.resolve_target(root, CHARACTER), Scope("repair"))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER))
+    gr.make_plan(gr.target_of(root, CHARACTER), Scope("repair"))
     run = gr.run_guarded_replay(_request(root, backups, dry_run=True), HeadlessPrompter(True))
     assert run.status == "planned" and run.outcomes == []
     assert hash_tree(root) == before
@@ -304,7 +304,7 @@ def test_plan_and_dry_run_leave_every_file_byte_identical(root, backups, case):
 
 def test_plan_shows_events_stop_reason_and_diff(root):
     build_case(root, "pending_tail")
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER))
     assert [e.type for e in plan.events] == [
         "reflection.evidence_updated",
         "reflection.state_changed",
@@ -331,7 +331,7 @@ def test_plan_lists_the_temp_litter_the_real_run_removes(root, backups):
     cd = build_case(root, "pending_tail")
     (cd / ".nkatmp0badc0de.tmp").write_bytes(b"half a view")
     (cd / REFLECTION_ARCHIVE / ".nkatmp1234abcd.tmp").write_bytes(b"")
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER))
     assert plan.temp_files == [".nkatmp0badc0de.tmp", f"{REFLECTION_ARCHIVE}/.nkatmp1234abcd.tmp"]
     assert "Also removes 2 leftover temp file(s)" in "\n".join(gr.describe_plan(plan))
     run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
@@ -344,9 +344,9 @@ def test_plan_lists_the_temp_litter_the_real_run_removes(root, backups):
 @pytest.mark.parametrize("case,reason", sorted(BLOCKED.items()))
 def test_blocked_event_is_explained_never_skipped(root, backups, case, reason):
     cd = build_case(root, case)
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER))
     assert plan.block is not None and plan.block.reason == reason
-    assert plan.block.actions and plan.block.why
+    assert plan.block.actions() and plan.block.why
     text = "\n".join(gr.describe_plan(plan))
     assert f"reason: {reason}" in text and "What you can do" in text
     run = gr.run_guarded_replay(_request(root, backups), HeadlessPrompter(True))
@@ -363,7 +363,7 @@ def test_blocked_event_is_explained_never_skipped(root, backups, case, reason):
 )
 def test_every_block_reason_has_words_and_actions(reason):
     b = gr.explain_block(ReplayStop("id", 3, "t", reason, "msg"))
-    assert b.title.startswith("Blocked at event #3") and b.why and b.actions
+    assert b.title.startswith("Blocked at event #3") and b.why and b.actions()
     assert b.to_json()["reason"] == reason
 
 
@@ -380,7 +380,7 @@ def test_until_scope_stops_at_the_chosen_event(root, backups):
 
 def test_until_must_name_a_pending_event(root, backups):
     cd = build_case(root, "pending_tail")
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     with pytest.raises(BadInputError, match="no event"):
         gr.make_plan(target, Scope("until", "nope"))
     with pytest.raises(BadInputError, match="already applied"):
@@ -504,7 +504,7 @@ def test_write_between_plan_and_apply_is_refused_and_replanned(root, backups):
 
 def test_changed_fingerprint_writes_nothing(root, backups):
     cd = build_case(root, "pending_tail")
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     plan = gr.make_plan(target)
     snapshot = {}
 
@@ -524,7 +524,7 @@ def test_a_writer_that_never_stops_makes_planning_give_up(root, monkeypatch):
     counter = iter(range(1000))
     monkeypatch.setattr(replay_plan, "fingerprint_folder", lambda cd: {"x": str(next(counter))})  # make_plan's
     with pytest.raises(gr.FolderBusyError):
-        gr.make_plan(gr.resolve_target(root, CHARACTER))
+        gr.make_plan(gr.target_of(root, CHARACTER))
 
 
 # -- orphan repair -------------------------------------------------------------------------------------
@@ -539,7 +539,7 @@ def test_orphan_repair_puts_the_entry_into_its_shard_once_and_keeps_the_sentinel
         (REFLECTION_ARCHIVE, "ref_00000000000000a3", True),
         (PERSONA_ARCHIVE, persona_entry, True),
     ]
-    tail = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    tail = gr.make_plan(gr.target_of(root, CHARACTER))
     assert not tail.has_work and "repair orphans" in "\n".join(gr.describe_plan(tail))
     run = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessPrompter(True))
     assert run.status == "applied", run.message
@@ -559,7 +559,7 @@ def test_orphan_repair_puts_the_entry_into_its_shard_once_and_keeps_the_sentinel
 def test_unrepairable_orphans_are_explained(root, backups):
     cd = build_case(root, "archive_lost")
     (cd / REFLECTION_ARCHIVE / SHARD).write_text("{not a list")
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER), Scope("repair"))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER), Scope("repair"))
     assert not plan.has_work and [o.problem for o in plan.unrepairable] == ["corrupt_shard"]
     assert "Cannot repair" in "\n".join(gr.describe_plan(plan))
     run = gr.run_guarded_replay(_request(root, backups, scope=Scope("repair")), HeadlessPrompter(True))
@@ -856,7 +856,7 @@ def test_the_fresh_look_after_a_run_counts_by_the_diagnosis(root, backups):
     """After an apply the folder is read once more, through one diagnosis (issue 15 item 2): the
     parked event counts as parked, not pending, and the sentinel is past it."""
     cd = build_case(root, "persona_drift")
-    held = gr.make_plan(gr.resolve_target(root, CHARACTER)).block
+    held = gr.make_plan(gr.target_of(root, CHARACTER)).block
     assert held is not None
     request = gr.ReplayRequest(root, CHARACTER, scope=Scope("park", park=held.event_id), backup_root=backups)
     run = gr.run_guarded_replay(request, HeadlessPrompter(True))
