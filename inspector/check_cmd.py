@@ -14,6 +14,7 @@ from typing import Any
 from inspector.core import output
 from inspector.core.check_report import PROG, write_human, write_json
 from inspector.core.output import ExitCode
+from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import one_line
 from journal.diagnosis import (
     DiagnosisInputError,
@@ -34,6 +35,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--character", metavar="NAME", help="only this character")
     p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
     p.add_argument("--all-events", action="store_true", help="list applied events too")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="the window's redaction: digests of texts and damaged lines' previews in messages hidden "
+        "(text values are never printed)",
+    )
     p.add_argument(
         "--characters",
         metavar="FILE",
@@ -65,13 +72,22 @@ def run_check(args: argparse.Namespace, *, exit_now: bool | None = None) -> int:
             )
         finally:
             output.clear(meter)
+        redact = bool(getattr(args, "redact", False))
+        message = redact_message if redact else str
         with diagnosis:
-            if args.json:
+            if args.json and redact:
+                output.write_json(sys.stdout, redact_document(diagnosis.to_json(args.all_events)))
+            elif args.json:
                 write_json(diagnosis, sys.stdout, all_events=args.all_events)
-                for finding in diagnosis.findings:
-                    print(f"{PROG}: {finding.severity}: {one_line(finding.message)}", file=sys.stderr)
+            elif redact:
+                out = output.FilteredLines(sys.stdout, redact_message)
+                write_human(diagnosis, out, all_events=args.all_events)  # type: ignore[arg-type]
+                out.close()
             else:
                 write_human(diagnosis, sys.stdout, all_events=args.all_events)
+            if args.json:
+                for finding in diagnosis.findings:
+                    print(f"{PROG}: {finding.severity}: {one_line(message(finding.message))}", file=sys.stderr)
             worst = diagnosis.worst_severity()
     except DiagnosisInputError as exc:
         return output.error(PROG, str(exc))

@@ -78,6 +78,38 @@ def value_text(value: Any) -> str:
     return f"‹{type(value).__name__}›"
 
 
+class FilteredLines:
+    """A text stream that writes each line through ``line_filter`` to ``out`` (``--redact`` on a
+    report written as it is made); :meth:`close` writes an unterminated last line. A line ``out``'s
+    encoding cannot take is written backslash-escaped."""
+
+    def __init__(self, out: TextIO, line_filter: Callable[[str], str]) -> None:
+        self.out = out
+        self.line_filter = line_filter
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        *lines, self._pending = (self._pending + text).split("\n")
+        if lines:
+            self._emit("".join(self.line_filter(line) + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def close(self) -> None:
+        if self._pending:
+            self._emit(self.line_filter(self._pending))
+            self._pending = ""
+        self.flush()
+
+    def _emit(self, text: str) -> None:
+        try:
+            self.out.write(text)
+        except UnicodeEncodeError:
+            self.out.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+
+
 # -- JSON ------------------------------------------------------------------------------------------
 
 
@@ -277,6 +309,7 @@ def clear(m: Meter | None) -> None:
 
 __all__ = [
     "ExitCode",
+    "FilteredLines",
     "Meter",
     "Streamed",
     "clear",

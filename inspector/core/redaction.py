@@ -140,8 +140,10 @@ def redact_derived(key: object, value: str) -> str | None:
     ``*_text_sha256``): a plain digest of a short text can be guessed from a dictionary. ``None``
     for any other key."""
     from inspector.core.bundle.rules import DIGEST, HEX, derived_from_text  # the one keep-list
+    from journal.history import TEXT_SHA256
 
-    rule = derived_from_text(key) if isinstance(key, str) else None
+    # The history's own field TEXT_SHA256 is the digest of the entry's text (no file holds it).
+    rule = DIGEST if key == TEXT_SHA256 else derived_from_text(key) if isinstance(key, str) else None
     if rule == DIGEST:
         return _SESSION.digest_token(value)
     if rule == HEX and _SESSION.is_hex(value):

@@ -127,3 +127,14 @@ def test_the_meter_counts_other_units_as_they_are() -> None:
 def test_a_meter_is_made_only_for_a_terminal() -> None:
     assert output.meter("x", io.StringIO()) is None
     assert isinstance(output.meter("x", _Terminal()), Meter)
+
+
+def test_filtered_lines_filter_each_whole_line_and_the_unterminated_last():
+    out = io.StringIO()
+    lines = output.FilteredLines(out, str.upper)
+    lines.write("ab")
+    assert out.getvalue() == ""  # not a whole line yet
+    lines.write("c\nde\nf")
+    assert out.getvalue() == "ABC\nDE\n"
+    lines.close()
+    assert out.getvalue() == "ABC\nDE\nF"
