@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from inspector.core.compare.value import (
     ViewProblem,
 )
 from inspector.core.compare.views import compare_views
-from journal.diagnosis import CharacterDiagnosis, UnreadableInputError, diagnose_character, diagnose_path
+from journal.diagnosis import CharacterDiagnosis, Finding, UnreadableInputError, diagnose_character, diagnose_path
 from journal.dryrun import FieldChange
 from journal.events import JOURNAL_NAME
 
@@ -55,12 +56,14 @@ class Side:
         dir: the character folder read (inside a private temp copy for a zip).
         name: the character's name.
         diagnosis: its diagnosis (states, damage, refused input).
+        refused: what the input as a whole refused (zip members), as the diagnosis found it.
     """
 
     given: str
     dir: Path
     name: str
     diagnosis: CharacterDiagnosis = field(repr=False)
+    refused: list[Finding] = field(default_factory=list)
 
 
 @contextlib.contextmanager
@@ -81,27 +84,44 @@ def open_side(path: str | os.PathLike[str], character: str | None = None) -> Ite
                 f"{os.fspath(path)}: holds {len(diag.characters)} characters ({names}); name one with --character"
             )
         found = diag.characters[0]
-        yield Side(os.fspath(path), Path(found.path), found.name, found)
+        yield Side(os.fspath(path), Path(found.path), found.name, found, list(diag.findings))
 
 
-def input_problems(side: str, diag: CharacterDiagnosis) -> list[InputProblem]:
-    """What the diagnosis of a side refused (``input.refused``: zip members, links leading out of
-    the folder, special files) or could not read (the journal, the folder)."""
-    out = [
-        InputProblem(side, f.file, f.message, f.code)
-        for f in diag.findings
-        if f.code == "input.refused" or (f.code == "journal.absent" and f.severity == "error")
-    ]
+def input_problems(side: str, s: Side) -> list[InputProblem]:
+    """What a side refused (``input.refused``: zip members, links leading out of the folder,
+    special files) or could not read (the journal, the folder), as its diagnosis found it.
+
+    A refusal of a regular file of the folder is about its content (an applied set that is not a
+    list is ignored by replay, not refused by the comparison): the file is compared as such."""
+    diag = s.diagnosis
+    whole = [f for f in diag.findings if f in s.refused]
+    out = [InputProblem(side, f.file, f.message, f.code) for f in whole]
+    for f in diag.findings:
+        if f in s.refused:
+            continue
+        refused = f.code == "input.refused" and not _regular(s.dir, f.file)
+        if refused or (f.code == "journal.absent" and f.severity == "error"):
+            out.append(InputProblem(side, f.file, f.message, f.code))
     why = diag.journal.unreadable
     if why is not None and not any(p.file in (JOURNAL_NAME, None) for p in out):
         out.append(InputProblem(side, JOURNAL_NAME, why, "journal.absent"))
     return out
 
 
+def _regular(char_dir: Path, rel: str | None) -> bool:
+    """Whether ``rel`` is a regular file of the folder (not a link, not a special file)."""
+    if rel is None:
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(char_dir / rel).st_mode)
+    except OSError:
+        return False
+
+
 def compare_sides(a: Side, b: Side) -> Comparison:
     """Compare two opened sides (only read)."""
     result = Comparison(a.given, b.given, a.name)
-    result.problems = input_problems("a", a.diagnosis) + input_problems("b", b.diagnosis)
+    result.problems = input_problems("a", a) + input_problems("b", b)
     result.journal = compare_journals(a.dir, b.dir, a.diagnosis, b.diagnosis)
     result.files, unreadable = compare_files(a.dir, b.dir)
     known = {(p.side, p.file) for p in result.problems}
