@@ -54,7 +54,9 @@ ORACLE_JSON = {
     "events_applied_set.json",
 }
 ORACLE_LINES = {"events.ndjson", "outbox.ndjson", "events_parked.ndjson"}
-ORACLE_SHARD = re.compile(r"(reflection_archive|persona_archive)/(\d{4}-\d{2}-\d{2}_[0-9a-f]{8}\.json|\.migrated_from_flat)")
+ORACLE_SHARD = re.compile(
+    r"(reflection_archive|persona_archive)/(\d{4}-\d{2}-\d{2}_[0-9a-f]{8}\.json|\.migrated_from_flat)"
+)
 
 
 class NotJson:
