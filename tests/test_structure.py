@@ -247,3 +247,96 @@ def test_the_servers_start_is_worded_by_one_renderer_and_advice_by_one_module():
         if path.parts[-3:-1] == ("journal", "diagnosis"):
             for flag in ("--park", "--repair-journal", "--repair-orphans"):
                 assert flag not in text, (path, flag)  # the diagnosis names an Advice; surfaces word it
+
+
+# -- one CLI layer (issue 25) ------------------------------------------------------------------------
+
+
+def _call_name(node: ast.Call) -> str:
+    f = node.func
+    if isinstance(f, ast.Attribute):
+        base = f.value.id if isinstance(f.value, ast.Name) else ""
+        return f"{base}.{f.attr}" if base else f.attr
+    return f.id if isinstance(f, ast.Name) else ""
+
+
+def _call_nodes(path: Path) -> list[ast.Call]:
+    return [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))) if isinstance(n, ast.Call)]
+
+
+def test_each_command_module_owns_its_parser():
+    """``cli.py`` only assembles the subcommands: each command's module registers its own parser
+    (``add_parser(subparsers)``, with ``set_defaults(run=...)``); the only options ``cli.py`` adds
+    are the window's."""
+    from inspector.cli import COMMANDS
+
+    tree = ast.parse((INSPECTOR / "cli.py").read_text(encoding="utf-8"))
+    gui = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_gui_parser")
+    in_gui = {id(n) for n in ast.walk(gui)}
+    stray = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and id(n) not in in_gui and _call_name(n).endswith("add_argument")
+    ]
+    assert stray == [], f"cli.py adds options outside the window's parser, lines {stray}"
+    for module in set(COMMANDS.values()):
+        path = ROOT / (module.replace(".", "/") + ".py")
+        calls = _call_nodes(path)
+        registered = {
+            c.args[0].value
+            for c in calls
+            if _call_name(c) == "subparsers.add_parser" and c.args and isinstance(c.args[0], ast.Constant)
+        }
+        assert registered == {name for name, m in COMMANDS.items() if m == module}, module
+        runs = [c for c in calls if _call_name(c).endswith("set_defaults") and any(k.arg == "run" for k in c.keywords)]
+        assert len(runs) == len(registered), module
+
+
+#: The only modules of ``inspector`` that encode JSON with orjson themselves: the CLI's one output
+#: module, and format writers that keep their own exact bytes.
+ORJSON_WRITERS = {
+    "core/output.py": "the CLI's JSON (its one contract) and its streamed form",
+    "core/export.py": "dumps_value: the export formats' one-line records",
+    "core/bundle/redact.py": "dumps_json: bundle members in the bytes the memory server writes",
+    "controllers/session.py": "the payload search matches a value's compact JSON text (nothing is written)",
+}
+
+#: What the command line prints: every JSON document of it goes through the output module.
+CLI_MODULES = sorted({*INSPECTOR.glob("*_cmd.py"), INSPECTOR / "cli.py", INSPECTOR / "core" / "check_report.py"})
+
+
+def test_cli_json_goes_through_the_output_module():
+    for path in _modules(INSPECTOR):
+        rel = path.relative_to(INSPECTOR).as_posix()
+        if rel in ORJSON_WRITERS:
+            continue
+        found = [c.lineno for c in _call_nodes(path) if _call_name(c) == "orjson.dumps"]
+        assert found == [], f"{rel} encodes JSON itself (lines {found}): use inspector.core.output"
+    for path in CLI_MODULES:
+        command = path.name.endswith("_cmd.py")  # its values for people go through output.value_text
+        documents = [
+            c.lineno
+            for c in _call_nodes(path)
+            if _call_name(c) == "json.dumps" and (command or any(k.arg == "indent" for k in c.keywords))
+        ]
+        assert documents == [], f"{path.name} writes JSON itself (lines {documents}): use inspector.core.output"
+    for rel in ORJSON_WRITERS:
+        assert (INSPECTOR / rel).exists(), rel  # a named exception that went is removed from the list
+
+
+def test_one_terminal_meter_and_one_exit_code_table():
+    """The progress meter and the exit codes live in the output module; no command defines a
+    meter of its own or returns a bare exit number."""
+    for path in INSPECTOR.glob("*_cmd.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        meters = [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and "Meter" in n.name]
+        assert meters == [], f"{path.name} defines its own meter: {meters}"
+        bare = [
+            n.lineno
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Return)
+            and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, int)
+            and not isinstance(n.value.value, bool)
+        ]
+        assert bare == [], f"{path.name} returns bare exit codes (lines {bare}): use output.ExitCode"
