@@ -38,6 +38,7 @@ COMMANDS = {
     "history": "inspector.history_cmd",
     "bundle": "inspector.bundle_cmd",
     "diff": "inspector.diff_cmd",
+    "chat": "inspector.chat_cmd",
 }
 
 SUBCOMMANDS = tuple(COMMANDS)
