@@ -5,7 +5,6 @@ bundle (Qt-free; the terminal and the exit codes stay in :mod:`inspector.check_c
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 

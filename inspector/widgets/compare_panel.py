@@ -32,7 +32,8 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.controllers.support import COMMON, LISTED_ROWS, ONLY, AlignedEvent, CompareResult
-from inspector.core.compare import EntryDiff, JournalSide
+from inspector.core.compare import EntryDiff, JournalSide, ValueChange
+from inspector.core.compare.tree import plain
 from inspector.core.redaction import redact_tree
 from inspector.core.text import count, one_line
 
@@ -287,13 +288,20 @@ class ComparePanel(QWidget):
         j = c.journal
         a, b = one_line(self._where(c.a)), one_line(self._where(c.b))
         self.header.setText(f"{one_line(c.character)} — A: {a} · B: {b}")
+        unread = "".join(
+            f"Not read whole: {p.side.upper()} {one_line(p.file or 'the input')}: {one_line(p.message)}. "
+            for p in c.problems[:5]
+        )
         if c.identical:
-            self.summary.setText("A and B are identical: journal, sentinel, views and outbox.")
+            self.summary.setText("A and B are identical: every journal record and every file.")
         else:
             where = f"; they diverge at #{j.diverges_at}" if j.diverges_at is not None else ""
             self.summary.setText(
-                f"Common prefix: {count(j.common_prefix, 'event')}{where} · only in A: {count(len(j.only_a), 'event')}"
-                f" · only in B: {count(len(j.only_b), 'event')} · {count(len(c.entries), 'entry', 'entries')} differ"
+                f"{unread}Common prefix: {count(j.common_prefix, 'event')}{where}"
+                f" · only in A: {count(len(j.only_a), 'event')} · only in B: {count(len(j.only_b), 'event')}"
+                f" · {count(len(j.changed), 'event')} changed · {count(len(c.files), 'file')}"
+                f" {'differs' if len(c.files) == 1 else 'differ'}"
+                f" · {count(len(c.entries), 'entry', 'entries')} differ"
             )
         self.a_side.setText(side_text("A", j.a))
         self.b_side.setText(side_text("B", j.b))
@@ -304,14 +312,31 @@ class ComparePanel(QWidget):
         c = self.result.comparison
         tree = self.entries
         tree.clear()
+        for p in c.problems:
+            QTreeWidgetItem(tree, [f"{p.side.upper()} {one_line(p.file or '')}", "not read", one_line(p.message), ""])
         for p in c.view_problems:
-            QTreeWidgetItem(tree, [f"{p.side.upper()} {p.file}", "not compared", one_line(p.message), ""])
+            QTreeWidgetItem(tree, [f"{p.side.upper()} {p.file}", "entries not compared", one_line(p.message), ""])
+        for ev in c.journal.changed:
+            top = QTreeWidgetItem(tree, [f"event · {one_line(ev.event_id)}", f"changed (#{ev.index_a})", "", ""])
+            self._changes_items(top, ev.changes)
+        for f in c.files:
+            top = QTreeWidgetItem(tree, [f"file · {one_line(f.file)}", f"{f.change} ({f.rule})", f.note or "", ""])
+            self._changes_items(top, f.changes)
         for e in c.entries:
             self._entry_item(e)
         self.tabs.setTabText(self.tabs.indexOf(tree), f"Entries ({len(c.entries):,})")
         tree.expandToDepth(0)
         for col in range(2):
             tree.resizeColumnToContents(col)
+
+    def _changes_items(self, top: QTreeWidgetItem, changes: tuple[ValueChange, ...]) -> None:
+        for ch in changes:
+            before, after = plain(ch.before), plain(ch.after)
+            if self.redact:
+                before, after = redact_tree({"v": before})["v"], redact_tree({"v": after})["v"]
+            item = QTreeWidgetItem(top, [one_line(ch.path) or "(the whole value)", ch.kind, "", ""])
+            for col, value in ((2, before), (3, after)):
+                item.setText(col, value_text(value))
 
     def _entry_item(self, e: EntryDiff) -> None:
         change = f"{e.change} → {e.shard}" if e.shard else e.change
