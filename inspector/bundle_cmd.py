@@ -64,14 +64,15 @@ def run_bundle(args: argparse.Namespace) -> int:
         return output.error(PROG, f"the redaction secret ({secret_path()}): {exc}")
     if not args.path or not args.output:
         return output.error(PROG, "PATH and -o CASE.zip are required")
-    screenshots: dict[str, bytes] | None = None
-    if args.screenshots:
-        try:
-            screenshots = render_screenshots(args.path, character=args.character, redact=not args.no_redact)
-        except ScreenshotError as exc:
-            return output.error(PROG, f"--screenshots: {exc}")
-    meter = output.meter(f"{PROG}:")
+    meter = None
     try:
+        screenshots: dict[str, bytes] | None = None
+        if args.screenshots:
+            try:
+                screenshots = _screenshots(args, secret)
+            except ScreenshotError as exc:
+                return output.error(PROG, f"--screenshots: {exc}")
+        meter = output.meter(f"{PROG}:")
         result = write_bundle(
             args.path,
             args.output,
@@ -107,6 +108,23 @@ def run_bundle(args: argparse.Namespace) -> int:
     if omitted:
         print(f"{PROG}: left out {len(omitted)} item(s); the manifest lists them", file=sys.stderr)
     return ExitCode.OK
+
+
+def _screenshots(args: argparse.Namespace, secret: bytes) -> dict[str, bytes]:
+    """The window's screenshots for the bundle. Redacted, they are of the bundle itself (written
+    first to a private temp folder): the window then shows the ids, names and file names keyed as
+    the bundle's files hold them, not the original's; by the character's folder in the bundle.
+
+    Raises:
+        ScreenshotError: the window could not render it.
+        DiagnosisInputError, BundleError, OSError: as :func:`write_bundle`.
+    """
+    if args.no_redact:
+        return render_screenshots(args.path, character=args.character, redact=False)
+    with tempfile.TemporaryDirectory(prefix="memory-inspector-shots-") as folder:
+        shots = Path(folder) / "shots.zip"
+        write_bundle(args.path, shots, secret=secret, character=args.character)
+        return render_screenshots(str(shots), redact=True)
 
 
 def _guess(text: str) -> int:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspector.core import output
+from inspector.core.bundle import rules as R
 from inspector.core.bundle.redact import BundleRedactor
 
 # The one home of check's human report (a command module, but Qt-free and IO-free here).
@@ -40,10 +42,57 @@ def _prefixes(path: str, diag: Diagnosis) -> list[tuple[str, str]]:
     return sorted(out.items(), key=lambda kv: -len(kv[0]))
 
 
-def make_scrub(path: str, diag: Diagnosis, redactor: BundleRedactor | None) -> Callable[[str], str]:
-    """The function applied to every string of the two documents (see the module docstring)."""
+def _names(
+    diag: Diagnosis, redactor: BundleRedactor, folders: Mapping[str, str]
+) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """One pattern of every name the bundle keys that the documents may quote: character names
+    (→ their folders), file names the format notes do not define, and ids a bundle tokenizes (with
+    whitespace): longest first, each bounded by what cannot be part of a name."""
+    table: dict[str, str] = {n: f for n, f in folders.items() if n != f}
+    for c in diag.characters:
+        for rel in _listing(c.path):
+            for part in rel.split("/"):
+                keyed = redactor.file_name(part)
+                if keyed != part:
+                    table[part] = keyed
+        ids = [e.event_id for e in c.events] + [c.sentinel.event_id] + [d.recovered_event_id for d in c.defects]
+        for eid in ids:
+            if isinstance(eid, str) and eid:
+                got = redactor.string(eid, R.ID)
+                if got != eid:
+                    table[eid] = got
+    if not table:
+        return None
+    alternatives = "|".join(re.escape(n) for n in sorted(table, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.\-])(?:{alternatives})(?![\w\-])"), table
+
+
+def _listing(folder: str) -> list[str]:
+    """Names in a character folder and its shard folders (links not followed; nothing opened)."""
+    out: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return out
+    for e in entries:
+        out.append(e.name)
+        if e.name in R.ARCHIVE_FOLDERS and e.is_dir(follow_symlinks=False):
+            try:
+                out += [f"{e.name}/{x.name}" for x in os.scandir(e.path)]
+            except OSError:
+                pass
+    return out
+
+
+def make_scrub(
+    path: str, diag: Diagnosis, redactor: BundleRedactor | None, folders: Mapping[str, str] | None = None
+) -> Callable[[str], str]:
+    """The function applied to every string of the two documents (see the module docstring);
+    ``folders``: each character's folder in the bundle by its name (a redacted bundle's)."""
     prefixes = _prefixes(path, diag)
     odd_types: list[str] = []
+    found = None if redactor is None else _names(diag, redactor, folders or {})
+    names, table = (None, {}) if found is None else found
     if redactor is not None:
         seen: set[str] = set()
         for c in diag.characters:
@@ -67,6 +116,8 @@ def make_scrub(path: str, diag: Diagnosis, redactor: BundleRedactor | None) -> C
                 text = text.replace(t, redactor.string(t, "type"))
         if len(text) >= 64:
             text = DIGEST_IN_TEXT.sub(lambda m: redactor.string(m.group(0), "digest"), text)
+        if names is not None:
+            text = names.sub(lambda m: table[m.group(0)], text)
         return redactor.base.keyed_ids(text)
 
     return scrub
@@ -82,7 +133,9 @@ def _walk(obj: Any, scrub: Callable[[str], str]) -> Any:
     return obj
 
 
-def check_documents(diag: Diagnosis, path: str, redactor: BundleRedactor | None) -> tuple[bytes, bytes]:
+def check_documents(
+    diag: Diagnosis, path: str, redactor: BundleRedactor | None, folders: Mapping[str, str] | None = None
+) -> tuple[bytes, bytes]:
     """``(check.json, check.txt)`` of the diagnosis of the original ``path``.
 
     ``redactor`` should know the entry texts of every character (its ``digests``): the digests the
@@ -91,7 +144,7 @@ def check_documents(diag: Diagnosis, path: str, redactor: BundleRedactor | None)
     ``diag.path`` is set to the input's base name (the value is the bundle's own, made for it).
     """
     diag.path = os.path.basename(os.path.abspath(path).rstrip(os.sep)) or "input"
-    scrub = make_scrub(path, diag, redactor)
+    scrub = make_scrub(path, diag, redactor, folders)
     doc = _walk(diag.to_json(), scrub)
     json_bytes = output.dumps(doc)  # check's own JSON contract
     out = io.StringIO()

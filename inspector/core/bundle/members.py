@@ -1,8 +1,9 @@
 """Which files of a character folder go into a support bundle, under which member names, and how.
 
 Member names are built from known parts only: the fixed names of the memory files, shard
-basenames that match the shard pattern, temp-file names of a safe alphabet, and a character folder
-name that passes :func:`safe_folder_name` (or ``character-<n>``). Nothing a hostile folder holds
+basenames that match the shard pattern, temp-file names of a safe alphabet, other names keyed
+(``file-<8 hex>``) when the bundle is redacted, and a character folder ``character-<8 hex>`` (or,
+not redacted, a name that passes :func:`safe_folder_name`). Nothing a hostile folder holds
 can put ``..``, an absolute path, a control character or a drive letter into the zip.
 """
 
@@ -12,6 +13,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +88,7 @@ def _shown(name: str) -> str:
     return name if safe_file_name(name) else "(a name that is not shown)"
 
 
-def _classify(name: str) -> tuple[str, str] | None:
+def _classify(name: str, member: str) -> tuple[str, str] | None:
     """``(how, kind)`` for a top-level file of a character folder, or ``None``."""
     if name == "events.ndjson":
         return ("journal", "journal")
@@ -98,19 +100,26 @@ def _classify(name: str) -> tuple[str, str] | None:
         return ("timestamp", "generic")
     if fs.is_leftover_temp(name) and safe_file_name(name):
         return ("damaged", "generic")
-    if name.endswith(".json") and safe_file_name(name):
+    if name.endswith(".json") and safe_file_name(member):
         return ("json", "generic")
     return None
 
 
-def plan_folder(folder: Path) -> FolderPlan:
+def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPlan:
     """What of ``folder`` goes into the bundle. Links are never followed; special files, links,
-    unknown folders and files that are not JSON are left out with a reason.
+    unknown folders and files that are not JSON are left out with a reason. ``file_name`` gives a
+    name the format notes do not define its name in the bundle (a redacting bundle keys it:
+    :meth:`~inspector.core.bundle.redact.BundleRedactor.file_name`).
 
     Raises:
         OSError: the folder cannot be listed.
     """
     plan = FolderPlan([], [], [])
+
+    def _shown(name: str) -> str:
+        got = file_name(name)
+        return got if safe_file_name(got) else "(a name that is not shown)"
+
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         name = entry.name
         st = entry.stat(follow_symlinks=False)
@@ -123,22 +132,23 @@ def plan_folder(folder: Path) -> FolderPlan:
             continue
         if stat.S_ISDIR(st.st_mode):
             if name in R.ARCHIVE_FOLDERS:
-                _plan_archive(Path(entry.path), name, plan)
+                _plan_archive(Path(entry.path), name, plan, file_name)
             else:
                 plan.omitted.append(Omitted(_shown(name), "a folder the bundle does not know"))
             continue
         if not stat.S_ISREG(st.st_mode):
             plan.omitted.append(Omitted(_shown(name), "not a regular file"))
             continue
-        how = _classify(name)
+        member = file_name(name)
+        how = _classify(name, member)
         if how is None:
             plan.omitted.append(Omitted(_shown(name), "not a file the bundle knows (only memory files and JSON)"))
             continue
-        plan.files.append(Planned(name, Path(entry.path), how[0], how[1], st.st_size))
+        plan.files.append(Planned(member, Path(entry.path), how[0], how[1], st.st_size))
     return plan
 
 
-def _plan_archive(folder: Path, archive: str, plan: FolderPlan) -> None:
+def _plan_archive(folder: Path, archive: str, plan: FolderPlan, file_name: Callable[[str], str]) -> None:
     plan.folders.append(archive)
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -151,7 +161,8 @@ def _plan_archive(folder: Path, archive: str, plan: FolderPlan) -> None:
         st = entry.stat(follow_symlinks=False)
         if not stat.S_ISREG(st.st_mode):
             what = "a symbolic link: not followed" if stat.S_ISLNK(st.st_mode) else "not a regular file"
-            plan.omitted.append(Omitted(f"{archive}/{_shown(name)}", what))
+            shown = file_name(name)
+            plan.omitted.append(Omitted(f"{archive}/{_shown(shown)}", what))
             continue
         if is_shard_name(name):
             plan.files.append(Planned(f"{archive}/{name}", Path(entry.path), "json", "view", st.st_size))
@@ -160,6 +171,7 @@ def _plan_archive(folder: Path, archive: str, plan: FolderPlan) -> None:
         else:
             # A file that is not a shard is reported by name pattern only (shard.bad_name): a name
             # that cannot be shown safely becomes another name that is not a shard either.
+            name = file_name(name)
             if not safe_file_name(name):
                 unnamed += 1
                 name = f"unnamed-{unnamed}.bad"

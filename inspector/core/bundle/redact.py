@@ -83,6 +83,10 @@ class BundleRedactor:
         elif rule == R.TYPE:
             if value in ALL_EVENT_TYPES:
                 return value
+        elif rule == R.NAME:
+            return self.key(value)
+        elif rule == R.PATH:
+            return "/".join(self.file_name(part) for part in value.split("/"))
         elif rule == R.HEX:
             if self.base.is_hex(value):
                 return self.base.keyed_hex(value)
@@ -94,11 +98,29 @@ class BundleRedactor:
         return self.text(value)
 
     def key(self, key: str) -> str:
-        """A dict key: structure, kept (ids built from a text hash inside it keyed, as in values)."""
+        """A dict key, or a name that is one (``entity_key``): kept when the format notes define
+        it (:func:`~inspector.core.bundle.rules.is_structure_key`); any other is a name someone
+        chose, keyed as a ``‹key · N chars · tag›`` token (ids built from a text hash inside a
+        kept key keyed, as in values)."""
         got = self._keys.get(key)
         if got is None:
-            got = self._keys[key] = self.base.keyed_ids(key)
+            got = self.base.keyed_ids(key) if R.is_structure_key(key) else self.base.token(key, "key")
+            if len(self._keys) < 1_000_000:
+                self._keys[key] = got
         return got
+
+    def file_name(self, name: str) -> str:
+        """A file name (or one part of a path) as the bundle holds it: kept when the format notes
+        define it (:func:`~inspector.core.bundle.rules.is_format_file_name`), else
+        ``file-<8 hex>`` keyed like a text, with its ``.json`` ending, its NUL byte and its
+        length when over 255 bytes kept (what a shard write of that name meets)."""
+        if R.is_format_file_name(name):
+            return name
+        got = f"file-{self.base.tag(name)}" + (".json" if name.endswith(".json") else "")
+        if "\x00" in name:
+            got += "\x00"
+        size = len(name.encode("utf-8", "surrogatepass"))
+        return got + "_" * (size - len(got)) if size > 255 else got
 
     # -- values -------------------------------------------------------------------------------
 

@@ -13,9 +13,10 @@ from typing import Final
 
 from journal.appliedset import APPLIED_SET_NAME
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.fs import is_leftover_temp
 from journal.outbox import OUTBOX_NAME
 from journal.park import PARKED_NAME
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
+from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name
 
 # -- value rules ---------------------------------------------------------------------------------
 
@@ -33,6 +34,12 @@ HEX: Final = "hex"
 DIGEST: Final = "digest"
 #: Dropped (set to null): embeddings.
 DROP: Final = "drop"
+#: A shard path a payload names (``archive_shard_path``): each part a file name
+#: (:meth:`BundleRedactor.file_name`), so the server's write lands where it did.
+PATH: Final = "path"
+#: A name that is also a dict key (a persona section's ``entity_key``): kept when the format notes
+#: define it (``master``), else keyed exactly as such a key is (:func:`is_structure_key`).
+NAME: Final = "name"
 
 Rules = MappingProxyType  # key -> rule, read-only
 
@@ -48,16 +55,16 @@ _ENTRY = {
             "absorbed_into",
             "source_fact_ids",
             "merged_from_ids",
-            "archive_shard_path",
             "subject_id",
             "speaker_id",
             "source_fact_id",
             "reflection_id",
             "entry_id",
-            "entity_key",
         ),
         ID,
     ),
+    "entity_key": NAME,
+    "archive_shard_path": PATH,
     **dict.fromkeys(("sub_zero_last_increment_date", "recent_mentions"), TIME),
     **dict.fromkeys(
         (
@@ -93,7 +100,8 @@ KINDS: Final[dict[str, Rules[str, str]]] = {
     "recent": Rules({"role": ENUM, "type": ENUM}),
     "persona_corrections": Rules(
         {
-            **dict.fromkeys(("id", "entity_key", "entry_id", "reflection_id", "fact_id", "source_id"), ID),
+            **dict.fromkeys(("id", "entry_id", "reflection_id", "fact_id", "source_id"), ID),
+            "entity_key": NAME,
             **dict.fromkeys(("entity", "action", "status", "source", "kind"), ENUM),
         }
     ),
@@ -116,6 +124,54 @@ def rule_for(rules: Rules[str, str], key: str) -> str | None:
             if key.endswith(suffix):
                 return by_suffix
     return rule
+
+
+#: The dict keys and names the format notes define (memory-format.md: entry, record, payload,
+#: outbox and sidecar fields, persona section keys): kept. Every other key is a name a person or
+#: another program chose (a setting's name, a scoped section's subject, an unknown payload's
+#: field) and is keyed like a text (:meth:`BundleRedactor.key`).
+FORMAT_KEYS: Final = frozenset(
+    {
+    "absorbed", "absorbed_into", "ai", "ai_disclosure", "arbitration_archived_at", "archive_shard_path",
+    "archive_sweep", "archived", "archived_at", "auto_confirmed", "bootstrap_importing", "bootstrap_readonly",
+    "character_card", "check_feedback", "confirmed", "confirmed_at", "created_at", "deferred_init", "denied",
+    "denied_at", "denied_reason", "disp_last_signal_at", "display_name", "disputation", "dynamics", "embedding",
+    "embedding_model_id", "embedding_text_sha256", "entity", "entity_key", "entries", "entry_id", "entry_snapshot",
+    "event_end_at", "event_id", "event_start_at", "event_when_raw", "external_import", "extract_facts",
+    "extracted_until", "facts", "facts_archive", "feedback", "forgotten_at", "from", "group_chat",
+    "group_participant", "hash", "id", "importance", "instance_id", "internal_ports", "last_applied_event_id",
+    "last_promote_attempt_at", "last_refine_at", "last_refine_cluster_hash", "launch_id", "maintenance_readonly",
+    "manual", "master", "memory_dir", "merge", "merged", "merged_at", "merged_from_ids", "migrated_at",
+    "migration_seed", "mode", "name_mapping", "neko", "next_eligible_at", "op_id", "owner_pid", "parent_pid",
+    "participant", "payload", "payload_fingerprint", "pending", "persona", "persona_corrections", "pid", "ports",
+    "profile", "promote_attempt", "promote_attempt_count", "promote_blocked", "promote_blocked_at",
+    "promote_blocked_reason", "promote_merge", "promoted", "promoted_at", "protected", "ready", "reason",
+    "rebuttal_checked_until", "recent", "recent_mentions", "recheck_attempts", "reflection", "reflection_id",
+    "reflections", "reflections_archive", "rein_last_signal_at", "reinforcement", "reject_explanation",
+    "reject_reason", "relation_type", "relationship", "render_language", "rewrite_text_sha256", "schema",
+    "schema_version", "scope", "semantic_memory_legacy", "sequence_number", "settings", "shards",
+    "signal_processed", "source", "source_client_id", "source_device_id", "source_fact_ids", "source_id",
+    "speaker_id", "speaker_label", "speaker_provenance", "speaker_provenance_mixed", "speaker_trust",
+    "start_token", "started_at", "starting", "state", "state_changed", "status", "sub_zero_days",
+    "sub_zero_last_increment_date", "subject", "subject_archived_at", "subject_id", "subject_kind", "suppress",
+    "suppressed_at", "surfaced", "synth_reflection", "tags", "temporal_scope", "test", "text",
+    "time_indexed_compressed", "time_indexed_original", "to", "token_count", "token_count_text_sha256",
+    "token_count_tokenizer", "ts", "type", "unknown", "updated_at", "updated_at_utc", "user", "user_confirm",
+    "user_fact", "user_fact_reinforce_count", "user_ignore", "user_keyword_rebut", "user_observation",
+    "user_rebut", "version_history",
+        # outbox conversation (§5.1), recent.json (§1.2), version_history entries (§2), and the
+        # persona's evidence-migration marker (§9.8.7)
+        "content", "messages", "role", "replaced_at", "__meta__",
+    }
+)  # fmt: skip
+
+
+def is_structure_key(key: str) -> bool:
+    """Whether a dict key is structure the format notes define (kept in a bundle): one of
+    :data:`FORMAT_KEYS`, a key a keep-list names, or one with a suffix every kind knows."""
+    if key in FORMAT_KEYS or any(key in rules for rules in KINDS.values()):
+        return True
+    return any(key.endswith(suffix) for suffix, _rule in SUFFIX_RULES)
 
 
 def derived_from_text(key: str) -> str | None:
@@ -163,6 +219,20 @@ TIMESTAMP_FILES: Final = frozenset({"facts_archive.json.last_attempt"})
 
 ARCHIVE_FOLDERS: Final = (REFLECTION_ARCHIVE, PERSONA_ARCHIVE)
 MIGRATION_MARKER: Final = ".migrated_from_flat"
+
+def is_format_file_name(name: str) -> bool:
+    """Whether a file or folder name inside a character folder is one the format notes define (a
+    memory file, a shard folder, a shard basename, the migration marker, a writer's temp file, or
+    ``.``/``..``): kept in a bundle; any other is a name someone chose, and is keyed."""
+    return (
+        name in ("", ".", "..", MIGRATION_MARKER, *ARCHIVE_FOLDERS)
+        or name in JSON_FILES
+        or name in NDJSON_FILES
+        or name in TIMESTAMP_FILES
+        or is_shard_name(name)
+        or is_leftover_temp(name)
+    )
+
 
 #: Left out of every bundle, with the reason recorded in the manifest.
 OMITTED_PREFIXES: Final = (("time_indexed", "raw chat history (SQLite): it cannot be redacted key by key"),)

@@ -236,7 +236,7 @@ def write_bundle(
         force: replace an existing ``out``.
         progress: ``progress(done, total)`` in bytes, reading and writing together; never backwards.
         cancelled: asked at each step; true stops, removes the temp file and raises.
-        screenshots: PNG bytes by character name.
+        screenshots: PNG bytes by character folder in the bundle, or by character name.
         now: the time recorded for the members (default: now).
 
     Returns:
@@ -259,8 +259,10 @@ def write_bundle(
     with diagnose_path(given, character=character, progress=lambda done, _t: meter.at(done)) as diag:
         plans: list[tuple[str, str, FolderPlan | None, str | None]] = []
         used: set[str] = set()
+        check_redactor = BundleRedactor(base) if redact else None
+        file_name = check_redactor.file_name if check_redactor is not None else str
         for i, c in enumerate(diag.characters, 1):
-            folder = c.name if safe_folder_name(c.name) else f"character-{i}"
+            folder = character_folder(c.name, i, base if redact else None)
             while folder in used:
                 folder += "_"
             used.add(folder)
@@ -268,11 +270,10 @@ def write_bundle(
                 plans.append((c.name, folder, None, "a symbolic link: not followed"))
                 continue
             try:
-                plans.append((c.name, folder, plan_folder(Path(c.path)), None))
+                plans.append((c.name, folder, plan_folder(Path(c.path), file_name), None))
             except OSError as exc:
                 plans.append((c.name, folder, None, f"cannot be listed: {exc.strerror or exc}"))
         meter.total = max(meter.total, journals + sum(p.size for _, _, p, _ in plans if p is not None))
-        check_redactor = BundleRedactor(base) if redact else None
         manifest = Manifest(input_base_name(given), redact, base.key_id if redact else None)
         fd, tmp = tempfile.mkstemp(prefix=".memory-inspector-bundle-", suffix=".tmp", dir=out_abs.parent)
         try:
@@ -282,7 +283,7 @@ def write_bundle(
                     done = journals
                     kept: dict[str, tuple[Any, FolderPlan | None, BundleRedactor | None, str | None]] = {}
                     for (name, folder, plan, why), c in zip(plans, diag.characters, strict=True):
-                        manifest.characters.append({"name": name, "folder": folder})
+                        manifest.characters.append({"folder": folder} if redact else {"name": name, "folder": folder})
                         z.folder(folder)
                         if plan is None:
                             manifest.omitted.append({"character": folder, "what": "(the folder)", "reason": str(why)})
@@ -295,22 +296,24 @@ def write_bundle(
                             check_redactor.digests.update(redactor.digests)
                         for o in plan.omitted:
                             manifest.omitted.append({"character": folder, "what": o.what, "reason": o.reason})
-                        png = (screenshots or {}).get(name)
+                        shots = screenshots or {}
+                        png = shots.get(folder, shots.get(name))
                         if png is not None:
                             z.add(f"{folder}/{SCREENSHOT_NAME}", [png])
                     # Last: the digests its messages name map through every character's texts.
-                    scrub = make_scrub(given, diag, check_redactor)
+                    names = {name: folder for name, folder, _p, _w in plans}
+                    scrub = make_scrub(given, diag, check_redactor, names if redact else None)
+                    manifest.input = scrub(manifest.input)  # a character folder's name is its name
                     zip_level = zip_level_findings(diag)
                     per: dict[str, dict[str, Any]] = {}
                     for folder, (c, plan, redactor, unreadable) in kept.items():
                         prefix = f"{folder}/"
                         shas = {r.name[len(prefix) :]: r.sha256 for r in z.records if r.name.startswith(prefix)}
                         per[folder] = character_facts(
-                            c, zip_level, shas, _member_name(plan), redactor, scrub, unreadable
+                            c, zip_level, shas, _member_name(plan, file_name), redactor, scrub, unreadable
                         )
-                    folder_of = {name: folder for name, folder, _p, _w in plans}
-                    manifest.facts = bundle_facts(diag, folder_of, per, scrub, lambda n: n)
-                    check_json, check_txt = check_documents(diag, given, check_redactor)
+                    manifest.facts = bundle_facts(diag, names, per, scrub, _path_name(file_name))
+                    check_json, check_txt = check_documents(diag, given, check_redactor, names if redact else None)
                     z.add("check.json", [check_json])
                     z.add("check.txt", [check_txt])
                     doc = manifest.to_json()
@@ -329,9 +332,22 @@ def write_bundle(
     return BundleResult(out_abs, doc, out_abs.stat().st_size)
 
 
-def _member_name(plan: FolderPlan | None) -> Callable[[str], str | None]:
+def character_folder(name: str, index: int, keyed_by: Redactor | None) -> str:
+    """A character's folder in the bundle: ``character-<8 hex>``, the keyed tag of its name, when
+    redacted (its name is text); else its name when it is safe as one, or ``character-<index>``."""
+    if keyed_by is not None:
+        return f"character-{keyed_by.tag(name)}"
+    return name if safe_folder_name(name) else f"character-{index}"
+
+
+def _path_name(file_name: Callable[[str], str]) -> Callable[[str], str]:
+    """A relative path as the bundle shows it: each part through ``file_name``."""
+    return lambda rel: "/".join(file_name(part) for part in rel.split("/"))
+
+
+def _member_name(plan: FolderPlan | None, file_name: Callable[[str], str]) -> Callable[[str], str | None]:
     """A file's name inside its character folder in the bundle: its member's, or for a file left
-    out its name when it may be shown as it is (``None``: not shown)."""
+    out its name as the bundle shows names, when that is safe (``None``: not shown)."""
     members = {}
     for p in [] if plan is None else plan.files:
         rel = f"{p.source.parent.name}/{p.source.name}" if "/" in p.member else p.source.name
@@ -340,8 +356,8 @@ def _member_name(plan: FolderPlan | None) -> Callable[[str], str | None]:
     def name(rel: str) -> str | None:
         if rel in members:
             return members[rel]
-        parts = rel.split("/")
-        return rel if all(safe_file_name(p) for p in parts) else None
+        parts = [file_name(p) for p in rel.split("/")]
+        return "/".join(parts) if all(safe_file_name(p) for p in parts) else None
 
     return name
 

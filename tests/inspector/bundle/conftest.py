@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from inspector.core.bundle import rules as R
+from inspector.core.bundle.redact import BundleRedactor
 from inspector.core.redaction import Redactor
 from journal import fixtures
 from journal.codec import loads_exact
 from journal.diagnosis import diagnose_path
 from journal.fixtures import FIXTURE_NOW
+from journal.inputs import is_character_folder
 from journal.runtime import LauncherLock
 from tests.inspector.replay_cases import FOLDER_CASES, build_case
 
@@ -41,9 +43,36 @@ def diagnose(path: Path) -> Any:
     return diagnose_path(path, server=FREE, now=FIXTURE_NOW)
 
 
-def verdict(diag: Any, ids: Any = lambda s: s) -> list[dict[str, Any]]:
+class AsBundled:
+    """How a bundle under ``secret`` shows the original's names, files and ids (the identity when
+    ``secret`` is ``None``): what the verdict of the original is mapped through."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self.r = None if secret is None else BundleRedactor(Redactor(secret))
+
+    def entry(self, s: Any) -> Any:
+        return s if self.r is None or not isinstance(s, str) else self.r.base.keyed_ids(s)
+
+    def event(self, s: Any) -> Any:
+        return s if self.r is None or not isinstance(s, str) or not s else self.r.string(s, R.ID)
+
+    def file(self, s: str) -> str:
+        if self.r is None:
+            return s
+        return self.r.base.keyed_ids("/".join(self.r.file_name(p) for p in s.split("/")))
+
+
+def verdict(diag: Any, ids: Any = None) -> list[dict[str, Any]]:
     """What must be equal between an input and its bundle: codes, severities, event states and
-    reasons, counts, line numbers and event ids (``ids`` keys the entry ids of the original)."""
+    reasons, counts, line numbers and event ids (``ids``, an :class:`AsBundled`, or a function
+    that keys the entry ids and file names of the original)."""
+    if ids is None:
+        m = AsBundled()
+    elif isinstance(ids, AsBundled):
+        m = ids
+    else:
+        m = AsBundled()
+        m.entry = m.file = ids  # type: ignore[method-assign]
     out = []
     for c in diag.characters:
         server = c.server_start
@@ -53,14 +82,17 @@ def verdict(diag: Any, ids: Any = lambda s: s) -> list[dict[str, Any]]:
                 "counts": c.counts(),
                 "lines": c.journal.lines,
                 "events_n": c.journal.events,
-                "sentinel": (c.sentinel.state, c.sentinel.event_id, c.sentinel.index),
-                "blocked": None if c.blocked is None else (c.blocked.event_id, c.blocked.index, c.blocked.reason),
+                "sentinel": (c.sentinel.state, m.event(c.sentinel.event_id), c.sentinel.index),
+                "blocked": None
+                if c.blocked is None
+                else (m.event(c.blocked.event_id), c.blocked.index, c.blocked.reason),
                 "events": [
-                    (e["index"], e["line"], e["event_id"], e["state"], e["reason"]) for e in c.listed_json(True)
+                    (e["index"], e["line"], m.event(e["event_id"]), e["state"], e["reason"])
+                    for e in c.listed_json(True)
                 ],
-                "defects": [(d.line, d.kind, d.recovered_event_id) for d in c.defects],
+                "defects": [(d.line, d.kind, m.event(d.recovered_event_id)) for d in c.defects],
                 "findings": sorted(
-                    (f.code, f.severity, f.event_id, ids(f.file or ""), f.line or 0) for f in c.findings
+                    (f.code, f.severity, m.event(f.event_id), m.file(f.file or ""), f.line or 0) for f in c.findings
                 ),
                 "server": None
                 if server is None
@@ -75,7 +107,8 @@ def verdict(diag: Any, ids: Any = lambda s: s) -> list[dict[str, Any]]:
                     server.unapplied,
                     server.outbox,
                     server.changes_total,
-                    sorted((ids(ch.entry), ch.removed, ch.added) for ch in server.changes),
+                    sorted((m.entry(ch.entry), ch.removed, ch.added) for ch in server.changes),
+                    tuple(place for _path, place in server.stray),
                 ),
             }
         )
@@ -84,7 +117,9 @@ def verdict(diag: Any, ids: Any = lambda s: s) -> list[dict[str, Any]]:
 
 def secrets_of(path: Path) -> set[str]:
     """Every string of 4+ characters under a key that is not on the kept list, from views, shards,
-    sidecars and journal payloads (outbox and park records included).
+    sidecars and journal payloads (outbox and park records included); and every name of 4+
+    characters that is text: dict keys the format notes do not define, file and folder names they
+    do not define (character folders included), and ids with whitespace.
 
     A string that is also part of a value kept as structure in the same folder (the text
     ``legacy`` of a fixture whose fact id is ``fact_legacy``) is left out: it is in the bundle as
@@ -94,12 +129,16 @@ def secrets_of(path: Path) -> set[str]:
 
     def walk(obj: Any, rules: Any, rule: str | None) -> None:
         if isinstance(obj, str):
-            if rule is None and len(obj) >= 4:
+            text = rule is None or (rule == R.ID and any(c.isspace() for c in obj))
+            name = rule == R.NAME and not R.is_structure_key(obj)
+            if (text or name) and len(obj) >= 4:
                 found.add(obj)
             elif rule is not None:
                 kept.add(obj)
         elif isinstance(obj, dict):
             for k, v in obj.items():
+                if not R.is_structure_key(k) and len(k) >= 4:
+                    found.add(k)
                 walk(v, rules, R.rule_for(rules, k))
         elif isinstance(obj, list):
             for v in obj:
@@ -111,7 +150,14 @@ def secrets_of(path: Path) -> set[str]:
         except ValueError:
             return None
 
+    one = is_character_folder(path)
+    if one and not R.is_format_file_name(path.name) and len(path.name) >= 4:
+        found.add(path.name)  # the character's name
     for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).parts
+        for part in (*(() if one else rel[:1]), p.name):  # a root's character folders, each file's name
+            if not R.is_format_file_name(part) and len(part) >= 4 and part not in ("screenshot.png",):
+                found.add(part)
         if not p.is_file() or p.is_symlink():
             continue
         name = p.name
@@ -162,7 +208,7 @@ def same_verdicts(original: Any, bundled: Any, out: Path, secret: bytes) -> None
     folders = [c["folder"] for c in manifest_of(out)["characters"]]
     names = {c.name: bundled_folder(c.name, folders, secret) for c in original.characters}
     a = sorted(
-        ({**v, "name": names[v["name"]]} for v in verdict(original, keyed(secret))), key=lambda v: v["name"]
+        ({**v, "name": names[v["name"]]} for v in verdict(original, AsBundled(secret))), key=lambda v: v["name"]
     )
     b = sorted(verdict(bundled), key=lambda v: v["name"])
     assert b == a

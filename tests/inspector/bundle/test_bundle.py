@@ -11,8 +11,18 @@ from pathlib import Path
 import pytest
 
 from inspector.core.bundle import BundleCancelledError, BundleRefusedError, write_bundle
+from inspector.core.redaction import Redactor
 from journal import fixtures
-from tests.inspector.bundle.conftest import INPUTS, diagnose, forms, keyed, members, secrets_of, verdict
+from tests.inspector.bundle.conftest import (
+    INPUTS,
+    AsBundled,
+    diagnose,
+    forms,
+    members,
+    same_verdicts,
+    secrets_of,
+    verdict,
+)
 
 IDS = [name for name, _ in INPUTS]
 
@@ -35,7 +45,7 @@ def test_a_bundle_diagnoses_as_its_original(case, tmp_path, secret):
     out = _bundle(case, tmp_path, secret)
     assert fixtures.tree_snapshot(case) == before  # PATH was only read
     with diagnose(case) as original, diagnose(out) as bundled:
-        assert verdict(bundled) == verdict(original, keyed(secret))
+        same_verdicts(original, bundled, out, secret)
 
 
 def test_not_one_string_of_the_original_text_is_in_the_bundle(case, tmp_path, secret):
@@ -65,7 +75,7 @@ def test_a_zip_export_bundles_like_its_folder(tmp_path, secret):
     exported = fixtures.zip_export(root, tmp_path / "export.zip")
     out = _bundle(exported, tmp_path, secret)
     with diagnose(root) as original, diagnose(out) as bundled:
-        assert verdict(bundled) == verdict(original, keyed(secret))
+        same_verdicts(original, bundled, out, secret)
 
 
 def fixtures_sample() -> Path:
@@ -81,7 +91,9 @@ def test_manifest_check_json_and_check_txt_name_no_full_path(tmp_path, secret):
     import json
 
     manifest = json.loads(got["manifest.json"])
-    assert manifest["redacted"] is True and manifest["input"] == path.name
+    [folder] = [c["folder"] for c in manifest["characters"]]
+    assert folder == f"character-{Redactor(secret).tag(path.name)}"
+    assert manifest["redacted"] is True and manifest["input"] == folder  # the input is that character's folder
     assert {"version", "python", "qt", "os", "created_at", "redaction_key_id"} <= set(manifest)
     names = {f["name"] for f in manifest["files"]}
     assert names == set(got) - {"manifest.json"} - {n for n in got if n.endswith("/")}
@@ -90,9 +102,10 @@ def test_manifest_check_json_and_check_txt_name_no_full_path(tmp_path, secret):
     for f in manifest["files"]:
         assert hashlib.sha256(got[f["name"]]).hexdigest() == f["sha256"] and len(got[f["name"]]) == f["size"]
     check = json.loads(got["check.json"])
-    assert check["schema"] == 1 and check["path"] == path.name
+    assert check["schema"] == 1 and check["path"] == folder
     for name, data in got.items():
         assert str(tmp_path).encode() not in data, name
+        assert path.name.encode() not in data, name  # nor the character's name
     assert b"not valid JSON" not in got["check.txt"] or b"\xe2\x80\xb9damaged preview" in got["check.txt"]
 
 
@@ -165,16 +178,18 @@ def test_hostile_names_never_reach_the_zip(tmp_path, secret):
         assert ".." not in parts and not name.startswith("/")
         assert all(c.isprintable() for c in name), name
     with diagnose(root) as original, diagnose(out) as bundled:
-        a, b = verdict(original, keyed(secret)), verdict(bundled)
+        a, b = verdict(original, AsBundled(secret)), verdict(bundled)
         assert [c["counts"] for c in a] == [c["counts"] for c in b]
 
 
 def test_tokens_are_keyed_by_the_sender_secret(tmp_path, secret):
     path = fixtures.healthy(tmp_path / "root").path
+    other = b"another secret of 32 bytes......"
     one = members(_bundle(path, tmp_path / "a", secret))
-    two = members(_bundle(path, tmp_path / "b", b"another secret of 32 bytes......"))
-    key = f"{path.name}/reflections.json"
-    assert one[key] != two[key]
+    two = members(_bundle(path, tmp_path / "b", other))
+    a, b = (f"character-{Redactor(s).tag(path.name)}" for s in (secret, other))
+    assert a != b
+    assert one[f"{a}/reflections.json"] != two[f"{b}/reflections.json"]
     import hashlib
 
     digest = hashlib.sha256(b"Master likes green tea").hexdigest()

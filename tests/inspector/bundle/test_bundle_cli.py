@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import zipfile
@@ -31,7 +32,8 @@ def test_bundle_writes_refuses_and_answers_a_guess(tmp_path, monkeypatch, capsys
     assert main(["bundle", "--guess", "Master likes green tea"]) == 0
     token = capsys.readouterr().out.split("  (key")[0]
     with zipfile.ZipFile(out) as zf:
-        assert token.encode() in zf.read(f"{path.name}/facts.json")
+        [character] = json.loads(zf.read("manifest.json"))["characters"]
+        assert token.encode() in zf.read(f"{character['folder']}/facts.json")
 
 
 def test_the_secret_folder_is_private_whatever_the_umask(tmp_path, monkeypatch):

@@ -7,6 +7,8 @@ and text box) hold none of the sample's secret strings (``secrets_of``, the bund
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import zipfile
 
@@ -15,7 +17,8 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QTextEdit, QWidget
 
 from inspector.cli import main
-from inspector.core.bundle import SCREENSHOT_NAME
+from inspector.core.bundle import SCREENSHOT_NAME, read_secret
+from inspector.core.redaction import Redactor
 from inspector.widgets.main_window import MainWindow
 from tests.inspector.bundle.conftest import SAMPLE, secrets_of
 from tests.inspector.widgets.window_fixtures import tree_hashes
@@ -79,15 +82,26 @@ def test_one_redacted_screenshot_per_character(tmp_path, sample, grabs):
     with zipfile.ZipFile(out) as zf:
         names = zf.namelist()
         shots = {n.split("/")[0]: zf.read(n) for n in names if n.endswith("/" + SCREENSHOT_NAME)}
-    characters = sorted(p.name for p in sample.iterdir() if p.is_dir())
-    assert sorted(shots) == sorted(grabs) == characters  # one each
+        folders = sorted(c["folder"] for c in json.loads(zf.read("manifest.json"))["characters"])
+    secret = read_secret()
+    assert secret is not None
+    characters = sorted(f"character-{Redactor(secret).tag(p.name)}" for p in sample.iterdir() if p.is_dir())
+    assert sorted(shots) == sorted(grabs) == folders == characters  # one each, under its folder's keyed name
     assert all(png.startswith(PNG_MAGIC) and len(png) > 10_000 for png in shots.values())
     secrets = secrets_of(sample)
     assert secrets  # the proof has something to look for
+    # ids built from a text hash show keyed as the bundle's files hold them, never as the original's
+    hashed = {
+        m.group(0)
+        for p in sample.rglob("*.json")
+        for m in re.finditer(r"(?:legacy_|card_|fact_\d{14}_)[0-9a-f]{8}\b", p.read_text(encoding="utf-8"))
+    }
+    assert hashed
     for name, seen in grabs.items():
         assert seen["redact"] is True, name
         text = "\n".join(seen["texts"])  # type: ignore[arg-type]
         assert [s for s in secrets if s in text] == [], name
+        assert [i for i in hashed if i in text] == [], name
         assert str(sample) not in str(seen["title"])  # the full path never shows
         assert seen["selected"] is not None or seen["blocked"] is None, name
         if seen["blocked"] is not None:
@@ -108,4 +122,4 @@ def test_screenshots_follow_no_redact_and_character(tmp_path, sample, grabs):
 def test_a_path_the_window_cannot_open_writes_nothing(tmp_path, capsys):
     out = tmp_path / "case.zip"
     assert main(["bundle", str(tmp_path / "missing"), "-o", str(out), "--screenshots"]) == 2
-    assert "--screenshots" in capsys.readouterr().err and not out.exists()
+    assert "no such file" in capsys.readouterr().err and not out.exists()

@@ -16,6 +16,8 @@ import pytest
 from PySide6.QtWidgets import QLabel
 
 from inspector.controllers import support as support_controller
+from inspector.core.bundle import read_secret
+from inspector.core.redaction import Redactor
 from inspector.widgets.compare_panel import DIVERGENCE_COLOR, ComparePanel
 from inspector.widgets.main_window import MainWindow
 from inspector.widgets.support_dialogs import BundleOptionsDialog
@@ -106,12 +108,16 @@ def test_the_bundle_is_written_redacted_and_check_reads_it(qtbot, opened, option
     members = _members(out / "case.zip")
     manifest = json.loads(members["manifest.json"])
     assert manifest["redacted"] is True and manifest["input"] == "memory"
-    assert [c["name"] for c in manifest["characters"]] == ["alice", "bob"]
+    secret = read_secret()  # the sender's, which the window's bundle was keyed by
+    assert secret is not None
+    folder_of = {n: f"character-{Redactor(secret).tag(n)}" for n in ("alice", "bob")}
+    assert manifest["characters"] == [{"folder": folder_of[n]} for n in ("alice", "bob")]  # names are text
     assert not any(SECRET.encode() in data for data in members.values())
     # a valid bundle: check reads it like any zip export, with the original's verdicts
     original, bundled = diagnose_path(str(root)), diagnose_path(str(out / "case.zip"))
-    assert [c.name for c in bundled.characters] == ["alice", "bob"]
-    assert [sorted(f.code for f in c.findings) for c in bundled.characters] == [
+    by_folder = {c.name: c for c in bundled.characters}
+    assert sorted(by_folder) == sorted(folder_of.values())
+    assert [sorted(f.code for f in by_folder[folder_of[c.name]].findings) for c in original.characters] == [
         sorted(f.code for f in c.findings) for c in original.characters
     ]
     message = window.statusBar().currentMessage()
