@@ -145,7 +145,7 @@ def human(c: Comparison) -> Iterator[str]:
         return
     yield from _journal(c)
     if c.files:
-        yield f"files  {count(len(c.files), 'file')} differ"
+        yield f"files  {count(len(c.files), 'file')} {'differs' if len(c.files) == 1 else 'differ'}"
         for f in c.files[: SHOWN * 5]:
             how = f" by {f.rule}" if f.change == "changed" else ""
             note = f" ({one_line(f.note)})" if f.note else ""

@@ -325,7 +325,7 @@ def test_a_zip_b_identical_to_a_says_so(qtbot, pair, tmp_path):
     same = Path(shutil.make_archive(str(tmp_path / "same"), "zip", a))
     panel = _compare(qtbot, window, same, kind="zip")
     assert panel.result.comparison.identical and panel.divergence_row is None
-    assert panel.summary.text() == "A and B are identical: journal, sentinel, views and outbox."
+    assert panel.summary.text() == "A and B are identical: every journal record and every file."
     assert window.statusBar().currentMessage() == "Compared: A and B are identical."
 
 
