@@ -14,7 +14,7 @@ import json
 import os
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -36,6 +36,7 @@ from inspector.core.compare import EntryDiff, JournalSide, ValueChange
 from inspector.core.compare.tree import plain
 from inspector.core.redaction import redact_tree
 from inspector.core.text import count, one_line
+from inspector.widgets.screen_fit import fit_to_screen
 
 #: The columns of each side's table.
 COLUMNS = ("#", "Mark", "Type", "Event id")
@@ -111,12 +112,14 @@ class ComparePanel(QWidget):
         self.result = result
         self.redact = redact
         self.setWindowTitle(f"Compare — {one_line(result.comparison.character)}")
-        self.resize(1200, 760)
         layout = QVBoxLayout(self)
         self.header = QLabel()
         self.header.setTextFormat(Qt.TextFormat.PlainText)
         self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        # Long paths wrap instead of widening the window past the screen (issue 27 item 1).
+        for label in (self.header, self.summary):
+            label.setWordWrap(True)
+            label.setMinimumWidth(1)
         self.summary.setTextFormat(Qt.TextFormat.PlainText)
         self.a_table, self.b_table = self._table(), self._table()
         self.a_side, self.b_side = QLabel(), QLabel()
@@ -126,6 +129,7 @@ class ComparePanel(QWidget):
             box = QGroupBox(title)
             box_layout = QVBoxLayout(box)
             label.setWordWrap(True)
+            label.setMinimumWidth(1)
             label.setTextFormat(Qt.TextFormat.PlainText)
             box_layout.addWidget(label)
             box_layout.addWidget(table, 1)
@@ -163,6 +167,7 @@ class ComparePanel(QWidget):
         if self.divergence_row is not None:
             item = self.a_table.item(self.divergence_row, 0)
             self.a_table.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
+        fit_to_screen(self, QSize(1200, 760))
 
     @staticmethod
     def _table() -> QTableWidget:

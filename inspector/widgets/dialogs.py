@@ -13,6 +13,7 @@ from inspector.core.prompter import Question
 from inspector.core.replay.flow import BackupSummary, ReplayRun, Review, Scope
 from inspector.widgets.replay_dialog import ReplayDialog
 from inspector.widgets.restore_dialog import RestoreDialog
+from inspector.widgets.screen_fit import fit_to_screen
 
 #: Wide enough for a whole event id (a UUID and more) in the Go-to-event box.
 GOTO_WIDTH_CHARS = 44
@@ -63,6 +64,7 @@ class GoToEventDialog(QInputDialog):
         edit = self.findChild(QLineEdit)
         if edit is not None:
             edit.setMinimumWidth(edit.fontMetrics().averageCharWidth() * GOTO_WIDTH_CHARS)
+        fit_to_screen(self)
 
     @classmethod
     def ask(cls, parent: QWidget | None) -> str | None:

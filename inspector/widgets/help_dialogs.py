@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import PySide6
-from PySide6.QtCore import Qt, qVersion
+from PySide6.QtCore import QSize, Qt, qVersion
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import __version__
+from inspector.widgets.screen_fit import fit_to_screen
 
 #: The README beside the package (a source checkout or an editable install), for the window tour.
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -56,7 +57,6 @@ class ShortcutsDialog(QDialog):
     def __init__(self, rows: list[tuple[str, str]], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
-        self.resize(460, 520)
         layout = QVBoxLayout(self)
         self.search = QLineEdit(self)
         self.search.setPlaceholderText("Search shortcuts…")
@@ -74,6 +74,7 @@ class ShortcutsDialog(QDialog):
         layout.addWidget(buttons)
         self.search.textChanged.connect(self.apply_search)
         self.search.setFocus()
+        fit_to_screen(self, QSize(460, 520))
 
     def apply_search(self, text: str) -> None:
         """Show only the rows whose action or shortcut contains ``text`` (case-insensitive)."""
@@ -98,10 +99,12 @@ class AboutDialog(QDialog):
         self.label = QLabel("\n".join(lines), self)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setWordWrap(True)
+        self.label.setMinimumWidth(1)  # a long settings path wraps instead of widening the dialog
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout.addWidget(self.label)
         layout.addWidget(buttons)
+        fit_to_screen(self, QSize(640, 220))
 
 
 #: The README's section the window tour shows.
@@ -140,7 +143,6 @@ class TourDialog(QDialog):
     def __init__(self, markdown: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Window tour")
-        self.resize(760, 640)
         layout = QVBoxLayout(self)
         self.browser = QTextBrowser(self)
         self.browser.setOpenExternalLinks(False)
@@ -149,3 +151,4 @@ class TourDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(self.browser)
         layout.addWidget(buttons)
+        fit_to_screen(self, QSize(760, 640))

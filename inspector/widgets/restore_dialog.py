@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QSize, Qt, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.replay.flow import BackupSummary
+from inspector.widgets.screen_fit import fit_to_screen
 
 
 class RestoreDialog(QDialog):
@@ -39,7 +40,6 @@ class RestoreDialog(QDialog):
     def __init__(self, backups: list[BackupSummary], start_dir: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Restore backup")
-        self.resize(760, 360)
         self._start_dir = start_dir
         self._chosen: Path | None = None
         layout = QVBoxLayout(self)
@@ -48,6 +48,7 @@ class RestoreDialog(QDialog):
             "when it was taken. The folder as it is now is backed up first, so a restore can be undone too."
         )
         label.setWordWrap(True)
+        label.setMinimumWidth(1)
         layout.addWidget(label)
         self.backups_view = QListWidget()
         first = None
@@ -75,6 +76,7 @@ class RestoreDialog(QDialog):
         if first is not None:
             self.backups_view.setCurrentRow(first)
         layout.addWidget(buttons)
+        fit_to_screen(self, QSize(760, 360))
 
     def _current_restorable(self) -> QListWidgetItem | None:
         item = self.backups_view.currentItem()

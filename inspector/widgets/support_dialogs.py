@@ -10,6 +10,8 @@ from html import escape
 
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
+from inspector.widgets.screen_fit import fit_to_screen, screen_limit
+
 #: What the dialog says is redacted (the README's "What is kept, per file kind" is the full list).
 REDACTION_TEXT = (
     "<p><b>Redacted (the default):</b> every text that is not known to be structure: entry texts, "
@@ -42,6 +44,7 @@ class BundleOptionsDialog(QDialog):
         layout = QVBoxLayout(self)
         where = QLabel(f"Pack <b>{escape(source)}</b> into<br><code>{escape(target)}</code>")
         where.setWordWrap(True)
+        where.setMinimumWidth(1)  # a long path wraps instead of widening the dialog
         contents = QLabel(
             "The bundle holds the diagnosis (<code>check.json</code>, <code>check.txt</code>) and each "
             "character's journal, views, shards, sentinel, outbox and sidecars, with a manifest. "
@@ -62,7 +65,8 @@ class BundleOptionsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         for w in (where, contents, self.redact_box, explained, self.warning, self.buttons):
             layout.addWidget(w)
-        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 72)
+        self.setMinimumWidth(min(self.fontMetrics().averageCharWidth() * 72, screen_limit(self).width()))
+        fit_to_screen(self)
 
     @property
     def redact(self) -> bool:

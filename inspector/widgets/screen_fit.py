@@ -1,0 +1,144 @@
+"""Windows that fit the screen they open on (issue 27 items 1 and 3), and a combo box whose long
+labels elide in the middle with the whole text on hover.
+
+One rule: a window or dialog is never larger than :data:`SCREEN_SHARE` of the available screen
+(:func:`screen_limit`), so its frame and its buttons are always on it. Dialogs call
+:func:`fit_to_screen` once they are built; the main window sizes itself with :func:`clipped_size`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
+from PySide6.QtGui import QGuiApplication, QPainter, QScreen
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
+
+#: The share of the available screen a window may take at most, in each direction.
+SCREEN_SHARE = 0.9
+
+
+def screen_of(widget: QWidget | None) -> QScreen | None:
+    """The screen ``widget`` is on (its parent's before it is shown), else the primary screen."""
+    probe = widget
+    while probe is not None:
+        screen = probe.screen()
+        if screen is not None:
+            return screen
+        probe = probe.parentWidget()
+    return QGuiApplication.primaryScreen()
+
+
+def screen_limit(widget: QWidget | None) -> QRect:
+    """The part of ``widget``'s screen a window may take: :data:`SCREEN_SHARE` of the available
+    geometry (without panels and docks), centred in it."""
+    screen = screen_of(widget)
+    avail = screen.availableGeometry() if screen is not None else QRect(0, 0, 800, 600)
+    size = QSize(int(avail.width() * SCREEN_SHARE), int(avail.height() * SCREEN_SHARE))
+    rect = QRect(avail.topLeft(), size)
+    rect.moveCenter(avail.center())
+    return rect
+
+
+def clipped_size(widget: QWidget | None, wanted: QSize) -> QSize:
+    """``wanted``, clipped to :func:`screen_limit`."""
+    return wanted.boundedTo(screen_limit(widget).size())
+
+
+def fit_to_screen(widget: QWidget, preferred: QSize | None = None) -> None:
+    """Size ``widget`` (a built dialog or tool window) to ``preferred`` (default: its size hint)
+    within :func:`screen_limit`, cap it there, and place it inside: over its parent when it has one,
+    else centred. Its frame counts: once shown, when the window system has framed it, it is fitted
+    again with the frame's real margins."""
+    _fit(widget, preferred)
+    widget.installEventFilter(_RefitOnShow(widget, preferred))
+
+
+def _fit(widget: QWidget, preferred: QSize | None) -> None:
+    limit = screen_limit(widget)
+    frame_extra = widget.frameGeometry().size() - widget.geometry().size() if widget.isVisible() else QSize(0, 0)
+    room = limit.size() - frame_extra
+    widget.setMaximumSize(room)
+    wanted = preferred if preferred is not None else widget.sizeHint()
+    size = wanted.expandedTo(widget.minimumSizeHint()).boundedTo(room)
+    widget.resize(size)
+    frame = QRect(limit.topLeft(), size + frame_extra)
+    parent = widget.parentWidget()
+    if parent is not None and parent.isVisible():
+        frame.moveCenter(parent.window().frameGeometry().center())
+    else:
+        frame.moveCenter(limit.center())
+    # Inside the limit whatever the parent's place: a parent half off the screen keeps the dialog on it.
+    frame.moveLeft(max(limit.left(), min(frame.left(), limit.right() - frame.width() + 1)))
+    frame.moveTop(max(limit.top(), min(frame.top(), limit.bottom() - frame.height() + 1)))
+    widget.move(frame.topLeft())  # move() places the frame's top-left corner
+
+
+class _RefitOnShow(QObject):
+    """Fits its window again when it is first shown (then the frame's margins are known)."""
+
+    def __init__(self, widget: QWidget, preferred: QSize | None) -> None:
+        super().__init__(widget)
+        self._preferred = preferred
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Override: on the first show, fit again with the frame the window system gave it."""
+        if event.type() == QEvent.Type.Show and isinstance(watched, QWidget):
+            watched.removeEventFilter(self)
+            _fit(watched, watched.size() if self._preferred is None else self._preferred)
+        return False
+
+
+#: How many characters an eliding combo box is wide at least (a UUID's first part and the type).
+COMBO_MIN_CHARS = 24
+
+
+class ElidingComboBox(QComboBox):
+    """A combo box as wide as its layout gives it (not as its longest label): the shown label is
+    elided in the middle, the whole text is its tooltip and each item's, and the list elides in the
+    middle too."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(COMBO_MIN_CHARS)
+        self.view().setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.currentIndexChanged.connect(self._on_current_index_changed)
+
+    def addItem(self, text: str, userData: object = None) -> None:  # type: ignore[override]
+        """Override: the item's tooltip is its whole text."""
+        super().addItem(text, userData)
+        self.setItemData(self.count() - 1, text, Qt.ItemDataRole.ToolTipRole)
+        if self.count() == 1:
+            self.setToolTip(text)
+
+    def _on_current_index_changed(self, _index: int) -> None:
+        self.setToolTip(self.currentText())
+
+    def shown_text(self) -> str:
+        """The label as painted: the current text elided in the middle to the box's text area."""
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        area = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, opt, QStyle.SubControl.SC_ComboBoxEditField, self
+        )
+        return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideMiddle, max(0, area.width() - 4))
+
+    def paintEvent(self, _event: object) -> None:  # type: ignore[override]
+        """Override: paint the current label elided in the middle (Qt's own cuts it at the end)."""
+        painter = QStylePainter(self)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        opt.currentText = self.shown_text()
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+
+__all__ = [
+    "COMBO_MIN_CHARS",
+    "SCREEN_SHARE",
+    "ElidingComboBox",
+    "clipped_size",
+    "fit_to_screen",
+    "screen_limit",
+    "screen_of",
+]

@@ -1,0 +1,106 @@
+"""Run in a child process on a screen of a chosen size (Qt's offscreen platform, configured by
+``test_dialogs_fit_the_screen``): shows every dialog of the window, styled as the application is,
+with the longest content a user meets (the bundled sample's ``wedged-merge`` replay plan and its
+park plan, a result with its backup path, long paths), and prints, per dialog, its frame, the
+screen's available geometry and every visible button's rectangle, as JSON on stdout.
+
+Usage: ``python -m tests.inspector.widgets._dialog_fit_probe WORKDIR``
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
+
+from inspector.app import make_application
+from inspector.controllers.support import compare_with_rows
+from inspector.core import replay as gr
+from inspector.core.location import sample_source
+from inspector.core.prompter import HeadlessPrompter
+from inspector.core.replay import Scope
+from inspector.widgets.compare_panel import ComparePanel
+from inspector.widgets.dialogs import GoToEventDialog
+from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, TourDialog, about_lines, window_tour
+from inspector.widgets.replay_dialog import ReplayDialog
+from inspector.widgets.restore_dialog import RestoreDialog
+from inspector.widgets.screen_fit import ElidingComboBox
+from inspector.widgets.support_dialogs import BundleOptionsDialog
+
+CHARACTER = "wedged-merge"
+
+
+def _rect(r: QRect) -> list[int]:
+    return [r.x(), r.y(), r.width(), r.height()]
+
+
+def measure(name: str, dialog: QWidget) -> dict[str, object]:
+    dialog.show()
+    for _ in range(3):
+        QApplication.processEvents()
+    buttons = {}
+    for b in dialog.findChildren(QAbstractButton):
+        if b.isVisibleTo(dialog) and b.window() is dialog:
+            top_left = b.mapToGlobal(QPoint(0, 0))
+            buttons[b.text().replace("&", "") or b.objectName() or type(b).__name__] = _rect(QRect(top_left, b.size()))
+    combos = [
+        {"text": c.currentText(), "shown": c.shown_text(), "tooltip": c.toolTip(), "width": c.width()}
+        for c in dialog.findChildren(ElidingComboBox)
+        if c.isVisibleTo(dialog)
+    ]
+    screen = dialog.screen()
+    out = {
+        "name": name,
+        "frame": _rect(dialog.frameGeometry()),
+        "available": _rect(screen.availableGeometry()),
+        "buttons": buttons,
+        "combos": combos,
+    }
+    dialog.close()
+    return out
+
+
+def dialogs(work: Path) -> list[tuple[str, QWidget]]:
+    root = work / "memory"
+    shutil.copytree(sample_source(), root, ignore=shutil.ignore_patterns("*.py", "README*"))
+    other = work / "other"
+    shutil.copytree(root, other)
+    backups = work / "backups-with-a-long-name-as-a-user-may-give-it" / ("deep-" * 12) / "backups"
+    target = gr.target_of(root, CHARACTER)
+    plan = gr.make_plan(target)
+    preflight = gr.preflight(target)
+    held = plan.blocks or ([plan.block] if plan.block is not None else [])
+    park = gr.make_plan(target, Scope("park", park=held[0].event_id))
+    run = gr.run_guarded_replay(gr.ReplayRequest(root, CHARACTER, backup_root=backups), HeadlessPrompter(True))
+    listed = gr.list_backups(backups, CHARACTER)
+    long_path = str(work / ("a-very-long-folder-name-" * 6) / "memory")
+    about = about_lines(Path(long_path) / "config", backups)
+    out: list[tuple[str, QWidget]] = [
+        ("replay plan", ReplayDialog(plan, preflight, plan.unapplied)),
+        ("replay park plan", ReplayDialog(park, preflight, park.unapplied)),
+        ("replay result", ReplayDialog(run.plan, outcome=run.outcome)),
+        ("restore", RestoreDialog(listed, backups)),
+        ("support bundle", BundleOptionsDialog(long_path, long_path + "-support.zip")),
+        ("shortcuts", ShortcutsDialog([(f"Action number {i}", f"Ctrl+{i}") for i in range(60)])),
+        ("about", AboutDialog(about)),
+        ("tour", TourDialog(window_tour())),
+        ("go to event", GoToEventDialog()),
+        ("compare", ComparePanel(compare_with_rows(root, other, CHARACTER))),
+    ]
+    return out
+
+
+def main() -> int:
+    work = Path(sys.argv[1])
+    make_application()  # the application's style and style sheet, as users see it
+    results = [measure(name, dialog) for name, dialog in dialogs(work)]
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
