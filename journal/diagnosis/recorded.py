@@ -47,6 +47,10 @@ FACTS_SCHEMA = 1
 #: Where a re-made link leading out of the bundle's copy points (never followed: it is refused).
 _OUTSIDE = "memory-inspector-bundle-refused-link"
 
+#: The kinds of refused input re-made: a link leading out, a FIFO (or other special file), and a
+#: character folder that is a link to another folder of the memory root.
+_KINDS = ("link", "special", "link_inside")
+
 #: What the bundle's ``characters_file`` is called, where the original named its path.
 RECORDED_CHARACTERS = "characters.json (as the bundle's manifest records it)"
 
@@ -72,7 +76,8 @@ class Recorded:
         characters: the bundle's ``characters.json`` as its original's diagnosis read it
             (``None``: none was found).
         findings: the original's refused zip members.
-        refused: per character folder, ``(relative name, kind)`` with kind ``link`` or ``special``.
+        refused: per character folder, ``(relative name, kind)`` with kind ``link``, ``special``
+            or ``link_inside`` (``.``: the folder itself).
         folders: per character folder, what its diagnosis takes (:class:`RecordedCharacter`).
     """
 
@@ -167,7 +172,7 @@ def read_recorded(root: str | os.PathLike[str]) -> Recorded | None:
         if not isinstance(got, dict) or not _plain_name(folder):
             continue
         for r in _list(got.get("refused")):
-            if isinstance(r, dict) and isinstance(r.get("what"), str) and r.get("kind") in ("link", "special"):
+            if isinstance(r, dict) and isinstance(r.get("what"), str) and r.get("kind") in _KINDS:
                 rec.refused.setdefault(folder, []).append((r["what"], r["kind"]))
         one = rec.folders[folder] = RecordedCharacter()
         for u in _list(got.get("unreadable")):
@@ -195,6 +200,9 @@ def remake_refused(rec: Recorded, base: Path) -> None:
     outside = os.path.join(os.path.dirname(base_real), _OUTSIDE)
     for folder, items in rec.refused.items():
         for what, kind in items:
+            if what == ".":  # the character folder itself, a link: its bundle folder is empty
+                _remake_folder_link(base / folder, kind, os.path.dirname(base_real))
+                continue
             parts = [p for p in what.split("/") if p]
             if not parts or any(p in (".", "..") for p in parts):
                 continue
@@ -207,6 +215,17 @@ def remake_refused(rec: Recorded, base: Path) -> None:
                     os.mkfifo(target, 0o600)
                 else:
                     os.symlink(outside, target)
+
+
+def _remake_folder_link(target: Path, kind: str, outside: str) -> None:
+    """A character folder that was a link, re-made in place of its empty bundle folder: one to a
+    folder outside the copy (``link``; an existing folder, as a link to a folder is listed), or to
+    the copy's memory root itself (``link_inside``: another folder of the memory root)."""
+    with contextlib.suppress(OSError, NotImplementedError):
+        if not target.is_dir() or target.is_symlink() or any(target.iterdir()):
+            return
+        target.rmdir()
+        os.symlink(outside if kind == "link" else ".", target, target_is_directory=True)
 
 
 def recorded_ensure(char_dir: Path, recorded: RecordedCharacter | None) -> PersonaEnsurePrediction | None:

@@ -5,6 +5,7 @@ that its verdicts are the original's."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,12 @@ def character_facts(
             continue
         finding = {"code": f.code, "severity": f.severity}
         refused.append({"what": name, "kind": kind, "reason": scrub(f.message), "finding": finding})
+    if os.path.islink(c.path):  # the folder itself: refused as a link (its bundle folder is empty)
+        f = next((f for f in c.findings if f.code == "input.refused" and f.file is None), None)
+        if f is not None:
+            kind = "link_inside" if f.severity == "info" else "link"
+            finding = {"code": f.code, "severity": f.severity}
+            refused.append({"what": ".", "kind": kind, "reason": scrub(f.message), "finding": finding})
     if refused:
         out["refused"] = refused
     if journal_unreadable is not None and c.journal.present and c.journal.unreadable is not None:

@@ -159,3 +159,17 @@ def test_a_journal_that_cannot_be_read_stays_unreadable(tmp_path, secret, monkey
     monkeypatch.setattr(fs, "open_regular", denied)
     out = _bundle(path.parent, tmp_path, secret)
     _check_unreadable(path, out, secret)
+
+
+def test_a_character_folder_that_is_a_link_stays_refused(tmp_path, secret):
+    root = tmp_path / "root"
+    fixtures.healthy(root)
+    away = fixtures.pending_tail(tmp_path / "elsewhere").path
+    os.symlink(away, root / "away")  # leads out of the memory root
+    os.symlink(root / "healthy", root / "alias")  # another folder of the memory root
+    out = _bundle(root, tmp_path, secret)
+    kinds = sorted(r["kind"] for c in manifest_of(out)["facts"]["characters"].values() for r in c.get("refused", []))
+    assert kinds == ["link", "link_inside"]
+    with diagnose(root) as original, diagnose(out) as bundled:
+        assert sorted(s for code, s in _codes(original, "input.refused")) == ["info", "warning"]
+        same_verdicts(original, bundled, out, secret)
