@@ -249,6 +249,34 @@ def server_records_at(path: str | os.PathLike[str], records: Iterable[ServerReco
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class SentinelAfter:
+    """What ``events_applied.json`` names once the start is done (§3.2, who writes it).
+
+    Attributes:
+        by: ``none`` (nothing writes it: the file stays as it is), ``replay`` (its replay wrote it
+            after each record it processed, last after ``event_id``'s) or ``live_write`` (a live
+            write after reconcile, the evidence migration's, set it to the id of the event it
+            appended: a new uuid4, not known here).
+        event_id: the id it names, for ``replay`` (``None``: that record's id is null).
+    """
+
+    by: str = "none"
+    event_id: str | None = None
+
+
+def sentinel_after(processed: int, last_id: str | None, live_writes: int) -> SentinelAfter:
+    """The sentinel after the start (§3.2): its replay advances it after each of the ``processed``
+    records whose handler returned (``last_id``: the last one's; a pass over a corrupt shard
+    included), and every live write after reconcile then sets it to the event it appended,
+    unconditionally (§4.3, §9.8.7), whatever replay left."""
+    if live_writes:
+        return SentinelAfter("live_write")
+    if processed:
+        return SentinelAfter("replay", last_id)
+    return SentinelAfter()
+
+
 def server_sentinel_writable(event_id: str) -> bool:
     """Whether the server can write a sentinel naming ``event_id`` after applying its record: it
     encodes the file as UTF-8, so an id holding a lone surrogate fails the write

@@ -40,6 +40,7 @@ from journal.serverrules import (
     outside,
     reconciles,
     relpath_or_abs,
+    sentinel_after,
     sentinel_undecodable,
     server_assigns,
     server_outcome,
@@ -113,11 +114,13 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
         tail_pass=TailPass.for_server(s.sentinel.event_id),
         index=lambda eid: _index_of(c, eid),
     )
+    last_id: str | None = None
     for k, d in enumerate(decided.decisions):
         if s.stop is None and d.type.startswith("persona."):
             s.persona_events += 1
         if d.kind == "applies":
             s.applied += 1
+            last_id = d.event_id or None  # a record its reader takes with a null id: it writes null
         elif d.kind == "blocked" and s.stop is None:
             index = d.index if d.index >= 0 else None
             line = records.lines[k]
@@ -126,6 +129,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
             s.ours_past_stop += 1
     s.replays = records.count
     s.unapplied = records.count - s.applied
+    s.sentinel_after = sentinel_after(s.applied, last_id, 0)
     if ensure.writes:
         written.add(PERSONA)
     if s.applied:

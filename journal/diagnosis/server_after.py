@@ -25,13 +25,15 @@ from journal.servermigrations import (
     has_evidence_marker,
     reflection_needs_seed,
 )
+from journal.serverrules import sentinel_after
 from journal.shards import REFLECTION_ARCHIVE
 from journal.views import PERSONA, REFLECTIONS
 
 
 def predict_after_reconcile(c: Character, s: ServerStart, store: ProjectionStore, persona_after_ensure: Any) -> None:
     """Fill ``s.evidence_seeds``, ``s.migration_orphans``, ``s.migration_glues`` and ``s.archive``,
-    and add their writes and deletions (call it after the replay's prediction).
+    move ``s.sentinel_after`` where the migration's live writes leave it, and add their writes and
+    deletions (call it after the replay's prediction).
 
     Args:
         persona_after_ensure: the persona the migration's own persona ensure returns
@@ -47,6 +49,7 @@ def predict_after_reconcile(c: Character, s: ServerStart, store: ProjectionStore
         reflections, persona = _views_after_reconcile(c, store, persona_after_ensure)
         s.evidence_seeds = evidence_seeds(reflections, persona)
         if s.evidence_seeds:
+            s.sentinel_after = sentinel_after(s.applied, s.sentinel_after.event_id, s.evidence_seeds)
             s.migration_orphans = s.unapplied
             s.migration_glues = any(d.kind == "torn_tail" for d in c.defects)
             writes += [JOURNAL_NAME, SENTINEL_NAME]

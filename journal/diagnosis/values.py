@@ -15,6 +15,7 @@ from journal.outbox import OutboxOp
 from journal.reader import is_damaged_line
 from journal.runtime import LauncherLock
 from journal.sentinel import SentinelInfo
+from journal.serverrules import SentinelAfter
 
 if TYPE_CHECKING:
     from journal.engine import TailDecisions
@@ -303,6 +304,9 @@ class ServerStart:
             onto it and lost, and the sentinel then names an event its reader cannot see.
         archive: its archive migration of a flat ``reflections_archive.json`` into shards, when it
             runs at this start.
+        sentinel_after: what ``events_applied.json`` names once the start is done
+            (:class:`journal.serverrules.SentinelAfter`: untouched, the last record its replay
+            processed, or a live write's new event).
         raises: where its reconcile of the character raises on bytes that are not UTF-8 (the
             journal or the sentinel, memory-format §9.8.1-2): it then replays nothing, at this
             start and every later one (``None``: it does not).
@@ -329,6 +333,7 @@ class ServerStart:
     hidden_lines: frozenset[int] = frozenset()
     ours_past_stop: int = 0
     raises: Undecodable | None = None
+    sentinel_after: SentinelAfter = field(default_factory=SentinelAfter)
     deletes: list[str] = field(default_factory=list)
     persona_ensure: PersonaEnsurePrediction | None = None
     evidence_seeds: int | None = None
@@ -418,6 +423,7 @@ class ServerStart:
             "notes": list(self.notes),
             "advice": [a.to_json() for a in self.advice],
             "summary": self.summary(),
+            "sentinel_after": {"by": self.sentinel_after.by, "event_id": self.sentinel_after.event_id},
             "reconcile_raises": None
             if self.raises is None
             else {"file": self.raises.file, "offset": self.raises.offset, "line": self.raises.line},

@@ -180,6 +180,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "summary": "the memory server's next start replays 2 events, changes 2 entries",
                     "reconcile_raises": None,
                     "deletes": [],
+                    "sentinel_after": {"by": "replay", "event_id": b.ids["tail2"]},
                     "after_reconcile": {"evidence_migration": None, "archive_migration": None},
                 },
             }

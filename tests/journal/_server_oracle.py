@@ -80,7 +80,7 @@ class Expected:
     applied: int = 0
     stop: tuple[int, Any, str] | None = None  # (line, event_id, "no_handler" | "raises")
     passed: list[int] = field(default_factory=list)  # lines of archive events passed (corrupt shard)
-    sentinel_after: tuple[str, Any] = ("unchanged", None)  # or ("event", id) or ("migration", None)
+    sentinel_after: tuple[str, Any] = ("none", None)  # untouched; ("replay", id); ("live_write", None): a new id
     writes: set[str] = field(default_factory=set)
     deletes: set[str] = field(default_factory=set)
     changes: dict[tuple[str, str], tuple[bool, bool, tuple[tuple[str, Any, Any], ...]]] = field(default_factory=dict)
@@ -608,7 +608,7 @@ def server_start(char: Path, name: str, now: float | None = None) -> Expected:
                 out.stop = (line, rec.get("event_id"), "raises")
                 break
             out.applied += 1
-            out.sentinel_after = ("event", rec.get("event_id"))
+            out.sentinel_after = ("replay", rec.get("event_id"))
         out.unapplied = len(tail) - out.applied
         if out.applied:
             files.written.add(SENTINEL)
@@ -665,7 +665,7 @@ def _migrations(char: Path, out: Expected, files: Files, journal: bytes, persona
             out.writes.add(PERSONA)  # the marker
             if seeds:
                 out.writes |= {JOURNAL, SENTINEL}
-                out.sentinel_after = ("migration", None)
+                out.sentinel_after = ("live_write", None)
                 out.migration_orphans = out.unapplied
                 out.migration_glues = bool(journal) and not journal.endswith(b"\n")
     if (char / REFLECTION_ARCHIVE / MIGRATED).exists() or not (char / FLAT_ARCHIVE).is_file():

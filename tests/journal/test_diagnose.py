@@ -141,7 +141,7 @@ class ServerStartShape:
     KEYS: ClassVar[set[str]] = {
         "reconciled", "characters_file", "sentinel", "persona_ensure", "replay", "changes", "changes_total",
         "writes", "left_unapplied", "outbox_pending", "notes", "advice", "summary", "reconcile_raises", "deletes",
-        "after_reconcile",
+        "sentinel_after", "after_reconcile",
     }  # fmt: skip
 
     def __eq__(self, other: object) -> bool:

@@ -187,6 +187,7 @@ def start(sentinel: dict[str, Any], **kw: Any) -> dict[str, Any]:
         "summary": NOTHING,
         "reconcile_raises": None,
         "deletes": [],
+        "sentinel_after": {"by": "none", "event_id": None},
         "after_reconcile": {"evidence_migration": None, "archive_migration": None},
     }
     unknown = set(kw) - set(doc)
@@ -342,6 +343,7 @@ def full_replay_of_twice_merged(ids: dict[str, Any], sentinel: dict[str, Any]) -
     return start(
         sentinel,
         replay=replay(6, 2, twice_merged_stop(ids)),
+        sentinel_after={"by": "replay", "event_id": ids["events"][1]},  # the last record it applied
         changes=ROLLBACK,
         changes_total=1,
         writes=writes(SENTINEL_NAME, PERSONA),
@@ -417,6 +419,7 @@ def test_a_corrupt_persona_is_replaced_before_replay_and_its_pending_event_is_a_
         ok(b.events[8], 8),
         persona_ensure=ReplacedWithFresh(b.name),
         replay=replay(1, 1),  # §9.2: the pending event finds no entry in the fresh persona: a no-op
+        sentinel_after={"by": "replay", "event_id": pending},  # and the sentinel moves past it
         # §9.8.7: a fresh persona has no evidence-migration marker, so the migration runs after
         # reconcile; it finds nothing to seed (each fixture reflection has a signal timestamp or a
         # status that seeds nothing, and the fresh persona has no entry).
@@ -683,6 +686,7 @@ def test_row_corrupt_shard_is_passed(tmp_path: Path) -> None:
     assert server_start(c) == start(
         ok(b.events[8], 8),
         replay=replay(1, 1, passed=[9]),  # §3.5 (d): "no change", the view keeps the entry
+        sentinel_after={"by": "replay", "event_id": b.ids["pending_archive"]},
         writes=writes(SENTINEL_NAME),
         notes=["a corrupt shard is treated as holding the entry: the view keeps it and the sentinel moves on"],
         summary="the memory server's next start replays 1 event",
@@ -701,6 +705,7 @@ def test_row_hostile_shard_basename_is_written_where_it_leads(tmp_path: Path) ->
     assert server_start(c) == start(
         ok(b.events[8], 8),
         replay=replay(1, 1, stray=((escaped, "outside"),)),
+        sentinel_after={"by": "replay", "event_id": b.ids["hostile"]},
         changes=[change(REFLECTIONS, REFLECTION_IDS[3], removed=True)],
         changes_total=1,
         writes=writes(SENTINEL_NAME, REFLECTIONS, outside=(escaped,)),
@@ -774,6 +779,7 @@ def test_row_a_duplicate_after_the_sentinel_is_replayed_by_the_server(tmp_path: 
     assert server_start(c) == start(
         ok(b.events[8], 8),
         replay=replay(1, 1),  # the server replays the copy: evidence rolls back
+        sentinel_after={"by": "replay", "event_id": copied},  # the copy's id, whose first line is earlier
         changes=[
             change(
                 PERSONA,

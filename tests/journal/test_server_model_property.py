@@ -384,6 +384,7 @@ def compare(c: Case) -> list[str]:
         check("stop", stop, exp.stop)
         check("passed", [cd.events[i].line for i in s.passed], exp.passed)
     check("left unapplied", s.unapplied, exp.unapplied)
+    check("sentinel after", (s.sentinel_after.by, s.sentinel_after.event_id), exp.sentinel_after)
     check("writes", sorted(p for p, _ in s.writes), sorted(exp.writes))
     check("deletes", sorted(s.deletes), sorted(exp.deletes))
     if exp.exact and s.changes_total <= len(s.changes):

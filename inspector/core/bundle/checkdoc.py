@@ -55,9 +55,11 @@ def _names(
                 keyed = redactor.file_name(part)
                 if keyed != part:
                     table[part] = keyed
-        ids = [e.event_id for e in c.events] + [c.sentinel.event_id] + [d.recovered_event_id for d in c.defects]
-        for eid in ids:
-            if isinstance(eid, str) and eid:
+        listed = getattr(c.events, "event_ids", None)
+        ids = listed() if callable(listed) else [e.event_id for e in c.events]
+        for eid in [*ids, c.sentinel.event_id, *(d.recovered_event_id for d in c.defects)]:
+            # only an id with whitespace, an unprintable or a long one is tokenized (R.ID)
+            if isinstance(eid, str) and eid and (" " in eid or len(eid) > 256 or not eid.isprintable()):
                 got = redactor.string(eid, R.ID)
                 if got != eid:
                     table[eid] = got
