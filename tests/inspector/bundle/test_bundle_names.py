@@ -13,6 +13,7 @@ from inspector.core.bundle import write_bundle
 from inspector.core.bundle.redact import BundleRedactor
 from inspector.core.redaction import Redactor
 from journal import fixtures
+from journal.events import SENTINEL_NAME
 from journal.fixtures.cases.archive import HOSTILE_BASENAME
 from tests.inspector.bundle.conftest import diagnose, forms, manifest_of, members, same_verdicts, secrets_of
 
@@ -98,4 +99,22 @@ def test_a_shard_basename_with_spaces_leads_where_it_led(tmp_path, secret):
         assert [place for _p, place in s.stray] == ["outside"]
         [b] = [c.server_start for c in bundled.characters]
         assert [place for _p, place in b.stray] == ["outside"]
+        same_verdicts(original, bundled, out, secret)
+
+
+def test_a_sentinel_id_with_spaces_is_the_journal_token_everywhere(tmp_path, secret):
+    path = fixtures.healthy(tmp_path / "root").path
+    sentinel = json.loads((path / SENTINEL_NAME).read_text(encoding="utf-8"))
+    old, new = sentinel["last_applied_event_id"], "the last event, with spaces"
+    for name in ("events.ndjson", SENTINEL_NAME):
+        (path / name).write_bytes((path / name).read_bytes().replace(old.encode(), new.encode()))
+    out = _bundle(path.parent, tmp_path, secret)
+    got = members(out)
+    assert [n for n, data in got.items() if any(f in data for f in forms(new))] == []
+    token = BundleRedactor(Redactor(secret)).string(new, R.ID)
+    folder = manifest_of(out)["characters"][0]["folder"]
+    for member in (f"{folder}/events.ndjson", f"{folder}/{SENTINEL_NAME}", "check.json"):
+        assert any(f in got[member] for f in forms(token)), member
+    with diagnose(path.parent) as original, diagnose(out) as bundled:
+        assert original.characters[0].sentinel.state == "ok"
         same_verdicts(original, bundled, out, secret)
