@@ -17,6 +17,7 @@ import resources
 from inspector.controllers.appearance import Appearance, theme_palette
 from inspector.controllers.appearance import dark_palette as dark_palette  # re-exported: its old home
 from inspector.controllers.bookmarks import BookmarkController
+from inspector.controllers.chat import ChatController
 from inspector.controllers.context import AppContext, replay_target
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
@@ -114,6 +115,7 @@ def build_context(
         appearance=Appearance(settings, os.environ.get(THEME_ENV)),
         exporter=ExportController(session, dispatcher),
         history=HistoryController(session, prepare=chart_arrays),
+        chat=ChatController(session),
         support=SupportController(session, dispatcher),
     )
 

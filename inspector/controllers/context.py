@@ -9,6 +9,7 @@ from PySide6.QtCore import QSettings
 
 from inspector.controllers.appearance import Appearance
 from inspector.controllers.bookmarks import BookmarkController
+from inspector.controllers.chat import ChatController
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.export import ExportController
@@ -36,6 +37,7 @@ class AppContext:
         appearance: the theme and the font zoom, kept in ``settings``.
         exporter: copies and exports of rows and findings, in the background.
         history: an entry's history for the History tab, built off the GUI thread.
+        chat: the chat turns around the selected event for the Chat tab, read off the GUI thread.
         support: support bundles and comparisons, in the background.
     """
 
@@ -50,6 +52,7 @@ class AppContext:
     appearance: Appearance
     exporter: ExportController
     history: HistoryController
+    chat: ChatController
     support: SupportController
 
 

@@ -32,6 +32,7 @@ from inspector.core.vocabulary import EventInfo
 from inspector.widgets import icons
 from inspector.widgets.bookmark_actions import BookmarkActions
 from inspector.widgets.characters import CharacterList
+from inspector.widgets.chat_panel import ChatPanel
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.find import TimelineFind
@@ -130,6 +131,8 @@ class MainWindow(QMainWindow):
         self.detail = DetailTabs(session.findings_model, session.outbox_model)
         self.history_panel = HistoryPanel()  # the entry's values over time (issue 18)
         self.detail.addTab(self.history_panel, "History")
+        self.chat_panel = ChatPanel()  # the chat turns stored around the event's time (issue 26)
+        self.detail.addTab(self.chat_panel, "Chat")
 
         centre = QWidget()
         centre_layout = QVBoxLayout(centre)
@@ -257,6 +260,12 @@ class MainWindow(QMainWindow):
         h.history_failed.connect(lambda _req, message: panel.set_message(message))
         h.history_cleared.connect(panel.set_message)
         panel.event_activated.connect(self.select_ref)  # an event's index is its timeline ref
+        chat = self.context.chat
+        chat.chat_ready.connect(self.chat_panel.set_read)
+        chat.chat_failed.connect(lambda _req, message: self.chat_panel.set_message(message))
+        chat.chat_cleared.connect(self.chat_panel.set_message)
+        chat.available.connect(lambda on: self.detail.setTabVisible(self.detail.indexOf(self.chat_panel), on))
+        self.detail.setTabVisible(self.detail.indexOf(self.chat_panel), False)
         self.support_actions.activated_a.connect(self.select_ref)  # an event of A, in the compare panel
 
     # -- opening ----------------------------------------------------------------------------------------
@@ -659,6 +668,8 @@ class MainWindow(QMainWindow):
         """The entry's history, built only while the History tab is looked at (it reads the journal)."""
         if self.detail.currentWidget() is self.history_panel:
             self.context.history.request_event(row, record.get("payload") if isinstance(record, dict) else None)
+        if self.detail.currentWidget() is self.chat_panel:  # read only while the Chat tab is looked at
+            self.context.chat.request_event(row)
 
     def _request_replay_preview(self, row: EventInfo) -> None:
         views = self.detail.views
@@ -716,6 +727,7 @@ class MainWindow(QMainWindow):
         self.detail.event_detail.set_redact(on)
         self.detail.views.set_redact(on)
         self.history_panel.set_redact(on)
+        self.chat_panel.set_redact(on)
         self.server_panel.set_redact(on)
         self.status_redacted.setVisible(on)
         self._refresh_title()
@@ -746,5 +758,6 @@ class MainWindow(QMainWindow):
             else:
                 self.layouts.save(name, table.horizontalHeader())
         self.context.history.close()
+        self.context.chat.close()
         self.session.close()
         super().closeEvent(event)
