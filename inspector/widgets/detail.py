@@ -80,9 +80,13 @@ def _copy_button(text: str, tip: str) -> QToolButton:
 
 def _wrapping(label: QLabel) -> QLabel:
     """A label whose text wraps to the pane instead of widening it: its minimum width is not its
-    longest word's (a 64-digit hash pushed the splitter once), and long words break anyway."""
+    longest word's (a 64-digit hash pushed the splitter once), and long words break anyway.
+
+    Its text is always HTML (made with :func:`_esc`): Qt's automatic detection took an escaped
+    message without a tag for plain text and showed its entities (``&#x27;``, issue 27 item 6)."""
     label.setWordWrap(True)
     label.setMinimumWidth(1)
+    label.setTextFormat(Qt.TextFormat.RichText)
     return label
 
 
@@ -199,10 +203,10 @@ class EventDetail(QWidget):
             state = row.state if isinstance(row, EventInfo) else DAMAGED
         if isinstance(row, EventInfo):
             self.header.setText(
-                f"<b>#{row.index}</b> &nbsp; <b>{row.type or '(no type)'}</b> &nbsp; "
-                f"<span>{STATE_LABELS.get(state, state)}</span><br>"
-                f"<small>{row.event_id} · {row.ts} · line {row.line}, byte {row.offset}"
-                f"{' · entry ' + row.entry if row.entry else ''}</small>"
+                f"<b>#{row.index}</b> &nbsp; <b>{_esc(row.type or '(no type)')}</b> &nbsp; "
+                f"<span>{_esc(STATE_LABELS.get(state, state))}</span><br>"
+                f"<small>{_esc(row.event_id)} · {_esc(row.ts)} · line {row.line}, byte {row.offset}"
+                f"{' · entry ' + _esc(row.entry) if row.entry else ''}</small>"
             )
             if state == UNCHECKED:
                 self.reason.setText(f"<b>{UNCHECKED.capitalize()}:</b> {_esc(UNCHECKED_TIP)}")
@@ -229,10 +233,12 @@ class EventDetail(QWidget):
             self._set_buttons(True)
         else:
             kind = DEFECT_TEXT.get(row.kind, row.kind)
-            recovered = f"<br>Event {row.recovered_event_id} was recovered from it." if row.recovered_event_id else ""
+            recovered = (
+                f"<br>Event {_esc(row.recovered_event_id)} was recovered from it." if row.recovered_event_id else ""
+            )
             unchecked = f" &nbsp; <span>{UNCHECKED}</span>" if state == UNCHECKED else ""
             self.header.setText(
-                f"<b>Damaged line</b> ({kind}){unchecked} &nbsp; <small>line {row.line}, byte {row.offset}, "
+                f"<b>Damaged line</b> ({_esc(kind)}){unchecked} &nbsp; <small>line {row.line}, byte {row.offset}, "
                 f"{row.length} bytes</small>"
             )
             self.reason.setText(f"{_esc_wrapping(self._message(row.message))}{recovered}")
@@ -322,6 +328,7 @@ class ViewsPanel(QWidget):
         top.addWidget(self.hits_label)
         self.error = QLabel()
         self.error.setObjectName("ViewError")
+        self.error.setTextFormat(Qt.TextFormat.PlainText)  # a file's own words: shown as text
         self.error.setWordWrap(True)
         self.error.hide()
         self.tree_model = JsonTreeModel(self)

@@ -165,3 +165,46 @@ def test_a_journal_level_finding_selects_a_row_never_parses_the_journal_as_json(
     assert "not valid JSON" not in window.detail.views.error.text()
     window.navigation.activate_finding(Finding("outbox.pending", "info", "pending", file="outbox.ndjson"))
     assert window.detail.currentWidget() is window.detail.outbox
+
+
+def _shown(label) -> str:
+    """What a label shows, as Qt decides it: its text parsed as HTML when it is rich text."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import Qt as GuiQt
+    from PySide6.QtGui import QTextDocument
+
+    fmt, text = label.textFormat(), label.text()
+    rich = fmt == Qt.TextFormat.RichText or (fmt == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(text))
+    if not rich:
+        return text
+    doc = QTextDocument()
+    doc.setHtml(text)
+    return doc.toPlainText()
+
+
+def test_a_malformed_line_and_odd_names_are_shown_as_text_not_entities_or_markup(
+    qtbot, make_inspector_window, tmp_path  # noqa: F811
+):
+    """Issue 27 item 6: the Event tab showed ``not valid JSON: &#x27;{&quot;event_id&quot;…`` for a
+    malformed line, and an event type with markup in it was rendered as markup."""
+    import json
+
+    root = two_characters(tmp_path / "memory")
+    journal = root / "alice" / "events.ndjson"
+    odd = {"event_id": "e-<b>x</b>", "type": "<i>odd</i> & 'type'", "ts": "2026-05-01T09:00:00Z", "payload": {}}
+    with open(journal, "ab") as fh:
+        fh.write(b"{\"event_id\": 'quoted' \"broken\n")
+        fh.write(json.dumps(odd).encode() + b"\n")
+    window = make_inspector_window()
+    open_and_wait(qtbot, window, root)
+    model = window.session.timeline_model
+    event = window.detail.event_detail
+    damaged = next(r for r in range(model.rowCount()) if model.index(r, 2).data().startswith("⚠"))
+    window.timeline.setCurrentIndex(model.index(damaged, 0))
+    shown = [_shown(label) for label in (event.header, event.reason) if label.isVisibleTo(window)]
+    assert len(shown) == 2 and "Damaged line" in shown[0]
+    assert not any("&#" in s or "&quot;" in s or "&amp;" in s for s in shown), shown
+    assert "'{\"event_id\"" in shown[1]  # the line's own quotes, as typed
+    window.timeline.setCurrentIndex(model.index(model.rowCount() - 1, 0))  # the odd event, last
+    header = _shown(event.header)
+    assert odd["type"] in header and odd["event_id"] in header
