@@ -1,5 +1,7 @@
-"""What a PATH given to the inspector holds: zip exports, extracted safely, and the character
-folders of a memory root. The one home of both rules (memory-format §1.2, §6.1).
+"""What a PATH given to the inspector holds, decided in one place (:func:`resolve`): a memory root,
+one character folder, a zip export of either (extracted safely), a cloud-save staging folder; and
+the character folders of a memory root (memory-format §1.2, §6.1). Every command, the window's
+loader and the re-diagnosis read PATH through :func:`resolve`.
 
 Findings about refused input (zip members, links) are made here, so this module uses the
 diagnosis's :class:`~journal.diagnosis.values.Finding` value.
@@ -11,14 +13,17 @@ import contextlib
 import os
 import re
 import stat
+import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from journal import fs
-from journal.diagnosis.values import Finding, UnreadableInputError
+from journal.diagnosis.recorded import Recorded, read_recorded, remake_refused
+from journal.diagnosis.values import Finding, TempRoot, UnknownCharacterError, UnreadableInputError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.outbox import OUTBOX_NAME
+from journal.serverrules import find_characters_file
 
 #: Files and folders whose presence makes a folder a character folder (memory-format §1.2).
 CHARACTER_MARKERS = frozenset(
@@ -338,3 +343,195 @@ def _is_staging_folder(path: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and not is_character_folder(path) and is_character_folder(nested)
+
+
+# -- the one resolver of a PATH ------------------------------------------------------------------
+
+
+class NoCharacterError(UnreadableInputError):
+    """PATH was read and holds no character folder (the window shows such a folder as empty)."""
+
+
+#: ``kind`` of a zip export that :func:`resolve` was asked not to open (``extract=False``).
+UNOPENED_ZIP = "zip"
+
+
+@dataclass(slots=True)
+class ResolvedInput:
+    """What a PATH holds, as :func:`resolve` decided it.
+
+    For an extracted zip, :attr:`root` is a private temp folder that this value owns: call
+    :meth:`close` (or use the value as a context manager) to remove it; it is also removed when
+    the value is garbage-collected, unless :meth:`take_temp` handed it on.
+
+    Attributes:
+        path: the PATH as given.
+        kind: ``root`` (a memory root: one sub-folder per character), ``character`` (PATH is one
+            character folder, or a zip of one), or ``zip`` (a zip export left unopened,
+            ``extract=False``: no characters are known).
+        root: the folder read: PATH (absolute), a zip's extracted copy, or the zip itself when
+            unopened.
+        memory_root: the folder holding the character folders (a character folder's parent);
+            ``None`` for an unopened zip.
+        characters: the character folders by name (only the one asked for, when one was); a link
+            is listed with its refusal and not followed.
+        characters_file: the memory server's ``characters.json`` for this memory root: the one
+            given (``--characters``), else the one beside it (``../config/characters.json``,
+            memory-format §9.1; for a zip, only inside its copy), else ``None`` (a support bundle
+            records what its original read instead: :attr:`recorded`).
+        refused: ``input.refused`` findings about the input as a whole (zip members not extracted,
+            and those a support bundle's manifest records of its original).
+        zip_path: the zip export, when PATH is one.
+        recorded: a support bundle's facts of its original (:mod:`journal.diagnosis.recorded`),
+            when PATH is a bundle.
+    """
+
+    path: str
+    kind: str
+    root: Path
+    memory_root: Path | None = None
+    characters: list[CharacterEntry] = field(default_factory=list)
+    characters_file: str | None = None
+    refused: list[Finding] = field(default_factory=list)
+    zip_path: Path | None = None
+    recorded: Recorded | None = None
+    _temp: TempRoot | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_zip(self) -> bool:
+        return self.zip_path is not None
+
+    def take_temp(self) -> TempRoot | None:
+        """Hand the zip's extracted copy on to a longer-lived owner (a diagnosis); this value then
+        no longer removes it."""
+        temp, self._temp = self._temp, None
+        return temp
+
+    def close(self) -> None:
+        """Remove the private temp folder of an extracted zip (no-op otherwise; idempotent)."""
+        if self._temp is not None:
+            self._temp.close()
+
+    def __enter__(self) -> ResolvedInput:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def resolve(
+    path: str | os.PathLike[str],
+    character: str | None = None,
+    *,
+    extract: bool = True,
+    zip_limits: ZipLimits | None = None,
+    characters_file: str | os.PathLike[str] | None = None,
+) -> ResolvedInput:
+    """What ``path`` means, for every command, the window's loader and the re-diagnosis.
+
+    A folder holding memory files (``events.ndjson``, ``persona.json``, …) is one character
+    (:func:`is_character_folder`); a cloud-save staging folder ``<name>/memory/<files>`` (with
+    ``profile.json`` or ``meta.json`` beside ``memory``) is the character ``<name>``; any other
+    folder is a memory root whose sub-folders are characters (:func:`characters_in`). A zip is
+    extracted to a private temp folder (:func:`extract_zip`: refused members become
+    :attr:`ResolvedInput.refused`), through single wrapper folders (:func:`descend`); a zip of one
+    character folder is named after the zip.
+
+    Args:
+        path: the PATH.
+        character: only this character (``--character``).
+        extract: open a zip (default); ``False`` reports it as kind ``zip`` without reading it
+            (replay refuses it, the window's preview skips it).
+        zip_limits: the zip-bomb bounds (default :class:`ZipLimits`).
+        characters_file: the memory server's ``characters.json`` (``--characters``).
+
+    Raises:
+        UnreadableInputError: PATH does not exist or cannot be read, is neither a folder nor a
+            zip, or the zip is corrupt or too big; ``characters_file`` does not exist.
+        NoCharacterError: PATH was read and holds no character folder.
+        UnknownCharacterError: ``character`` is not among PATH's characters.
+    """
+    given = os.fspath(path)
+    if characters_file is not None and not os.path.lexists(characters_file):
+        raise UnreadableInputError(f"{os.fspath(characters_file)}: no such file (--characters)")
+    given_file = None if characters_file is None else os.fspath(characters_file)
+    p = Path(given)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise UnreadableInputError(f"{given}: no such file or folder") from None
+    except OSError as exc:
+        raise UnreadableInputError(f"{given}: cannot be read: {exc.strerror or exc}") from exc
+    if stat.S_ISDIR(st.st_mode):
+        try:
+            os.listdir(p)
+        except OSError as exc:
+            raise UnreadableInputError(f"{given}: cannot be listed: {exc.strerror or exc}") from exc
+        found = ResolvedInput(given, "root", p.absolute(), characters_file=given_file)
+        _open_folder(found, p, character, zip_stem=None)
+        return found
+    if not stat.S_ISREG(st.st_mode):
+        raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
+    try:
+        is_zip = zipfile.is_zipfile(p)
+    except OSError as exc:
+        raise UnreadableInputError(f"{given}: cannot be read: {exc.strerror or exc}") from exc
+    if not is_zip:
+        empty = "an empty file, " if st.st_size == 0 else ""
+        raise UnreadableInputError(f"{given}: {empty}neither a folder nor a .zip export")
+    if not extract:
+        return ResolvedInput(given, UNOPENED_ZIP, p.absolute(), characters_file=given_file, zip_path=p)
+    temp = TempRoot(tempfile.mkdtemp(prefix="memory-inspector-zip-"))
+    found = ResolvedInput(given, "root", Path(temp.path), characters_file=given_file, zip_path=p, _temp=temp)
+    try:
+        found.refused = extract_zip(p, temp.path, zip_limits)
+        found.recorded = read_recorded(temp.path)  # a support bundle: its manifest's facts of the original
+        if found.recorded is not None:
+            found.refused = [*found.refused, *found.recorded.findings]
+        base = descend(Path(temp.path))
+        if found.recorded is not None:
+            remake_refused(found.recorded, base)  # what the original refused, refused here again
+        _open_folder(found, base, character, zip_stem=p.stem)
+    except BaseException:
+        found.close()
+        raise
+    return found
+
+
+def _open_folder(found: ResolvedInput, base: Path, character: str | None, zip_stem: str | None) -> None:
+    """Fill ``found`` from the folder ``base`` (PATH, or where a zip's copy starts)."""
+    root_real = os.path.realpath(found.root)
+    if is_character_folder(base):
+        found.kind = "character"
+        found.memory_root = base.parent.absolute()
+        name = base.name
+        if zip_stem is not None and base == found.root:
+            name = zip_stem
+        elif base.name == "memory" and _beside_staged_memory(base.parent):
+            name = base.parent.name  # cloud-save staging: <name>/memory/<files>
+        entries = [CharacterEntry(name, base)]
+    else:
+        found.kind = "root"
+        found.memory_root = base.absolute()
+        entries = characters_in(base, root_real)
+        if not holds_characters(entries) and not found.refused:  # refused zip members are reported instead
+            files = ", ".join(f for f in (JOURNAL_NAME, "persona.json", "reflections.json") if f in CHARACTER_MARKERS)
+            raise NoCharacterError(
+                f"{found.path}: no character folder found here: a memory root holds one folder per character, "
+                f"each with its memory files ({files}, …); a character folder holds those files itself"
+            )
+    if character is not None:
+        entries = [e for e in entries if e.name == character]
+        if not entries:
+            raise UnknownCharacterError(f"{found.path}: no character named {character!r}")
+    found.characters = entries
+    if found.characters_file is None and (found.recorded is None or found.recorded.characters is None):
+        beside = find_characters_file(found.memory_root)
+        # A zip's copy is a folder of its own: what lies beside the temp folder is not the export's.
+        if beside is not None and (found.zip_path is None or fs.is_inside(beside, found.root)):
+            found.characters_file = beside
+
+
+def _beside_staged_memory(folder: Path) -> bool:
+    """Whether ``folder`` holds a cloud-save staging unit's ``profile.json`` or ``meta.json``."""
+    return (folder / "profile.json").exists() or (folder / "meta.json").exists()

@@ -27,7 +27,7 @@ STEP_ENTRY_POINTS = frozenset(
         "plan_restore",
         "execute_restore",
         "extract_export",
-        "resolve_target",
+        "target_of",
         "list_backups",
         "run_guarded_replay",
         "run_guarded_restore",
@@ -340,3 +340,79 @@ def test_one_terminal_meter_and_one_exit_code_table():
             and not isinstance(n.value.value, bool)
         ]
         assert bare == [], f"{path.name} returns bare exit codes (lines {bare}): use output.ExitCode"
+
+
+# -- one input resolver (issue 25) --------------------------------------------------------------------
+
+INPUTS = JOURNAL / "inputs.py"
+
+#: The resolvers this one replaced: a def of one of these names is a second copy coming back.
+OLD_RESOLVERS = frozenset({"_fill", "_characters_of", "resolve_target", "_target"})
+
+#: What deciding a PATH's layout is made of; only the resolver calls them. Exceptions: extracting a
+#: zip export into a folder the person chose (replay's way out of a zip, not a reading of PATH), and
+#: the restore rule that a destination must be a character folder (or empty).
+LAYOUT_PRIMITIVES = {
+    "characters_in": frozenset(),
+    "descend": frozenset(),
+    "holds_characters": frozenset(),
+    "find_characters_file": frozenset(),
+    "is_zipfile": frozenset(),
+    "read_recorded": frozenset(),
+    "extract_zip": frozenset({REPLAY / "target.py"}),
+    "is_character_folder": frozenset({REPLAY / "backup.py"}),
+}
+
+
+def test_no_second_resolver_is_defined():
+    offenders = []
+    for path in _modules(JOURNAL) + _modules(INSPECTOR):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        names = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        offenders += [(str(path.relative_to(ROOT)), n) for n in sorted(names & OLD_RESOLVERS)]
+    assert offenders == []
+
+
+def test_only_the_resolver_decides_what_a_path_holds():
+    offenders = []
+    for path in _modules(JOURNAL) + _modules(INSPECTOR):
+        if path == INPUTS:
+            continue
+        called = set(_calls(path))
+        offenders += [
+            (str(path.relative_to(ROOT)), name)
+            for name, allowed in LAYOUT_PRIMITIVES.items()
+            if name in called and path not in allowed
+        ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "journal/diagnosis/path.py",  # check, history, bundle, diff (diagnose_path), the window's load
+        "inspector/core/replay/target.py",  # replay's target
+        "inspector/core/loader.py",  # the window's preview
+        "inspector/core/location.py",  # what the window opens
+    ],
+)
+def test_each_reader_of_a_path_asks_the_resolver(module):
+    path = ROOT / module
+    assert any(m == "journal.inputs" and "resolve" in names for m, names in _imports(path)), module
+    assert "resolve" in _calls(path), module
+
+
+def test_the_commands_read_path_through_the_diagnosis_or_the_replay_target():
+    """Each command module reaches PATH through :func:`diagnose_path` (which resolves it) or the
+    replay flow's target (which resolves it), never by a stat or listing of its own."""
+    commands = {
+        "check_cmd.py": "diagnose_path",
+        "history_cmd.py": "diagnose_path",
+        "diff_cmd.py": "compare_paths",
+        "bundle_cmd.py": "write_bundle",
+        "replay_cmd.py": "run_guarded_replay",
+    }
+    for module, entry in commands.items():
+        path = INSPECTOR / module
+        assert entry in _calls(path), module
+        assert not {"listdir", "scandir", "is_zipfile", "characters_in"} & set(_calls(path)), module

@@ -619,13 +619,14 @@ class SessionController(QObject):
         self._rediagnosed[name] = tl.changes  # what this diagnosis will have seen (one runs at a time)
         diagnosis = self.folder.diagnosis if self.folder is not None else None
         root = (diagnosis.memory_root if diagnosis is not None else None) or char_dir
+        listing = diagnosis.characters_file if diagnosis is not None else None
         custom = self._diagnose_character
 
         def work(token: CancelToken) -> DiagnosisDelta:
             if custom is not None:
                 return DiagnosisDelta.of(custom(char_dir), check_index)
             # A child process: the diagnosis must not hold this process's GIL while rows arrive.
-            return diagnose_in_child(char_dir, root, name, check_index, token)
+            return diagnose_in_child(char_dir, root, name, check_index, token, characters_file=listing)
 
         return work
 

@@ -8,7 +8,6 @@ the preview.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,10 +17,10 @@ from typing import Protocol
 from inspector.core.jobs import CancelToken
 from inspector.core.location import Location
 from inspector.core.timeline import CharacterTimeline, provisional_timeline
-from journal.diagnosis import Diagnosis, EventInfo, UnreadableInputError
+from journal.diagnosis import Diagnosis, DiagnosisInputError, EventInfo, UnreadableInputError
 from journal.events import JOURNAL_NAME, Event
 from journal.handlers import entry_ref
-from journal.inputs import CharacterEntry, characters_in, holds_characters, is_character_folder
+from journal.inputs import NoCharacterError, resolve
 from journal.reader import Defect, JournalScanner
 
 #: How much of the journal the preview reads.
@@ -100,23 +99,15 @@ class LoadProgress:
     detail: str = ""
 
 
-def _characters_of(folder: Path) -> list[CharacterEntry] | None:
-    """The characters of a folder by :mod:`journal.inputs`' rules, as the diagnosis applies them:
-    the folder itself, or the sub-folders of a memory root (``[]``: it holds none; ``None``: it
-    cannot be listed, and the diagnosis says why)."""
-    if is_character_folder(folder):
-        return [CharacterEntry(folder.name, folder)]
-    try:
-        entries = characters_in(folder, os.path.realpath(folder))
-    except UnreadableInputError:
-        return None
-    return entries if holds_characters(entries) else []
-
-
 def first_character_dir(folder: Path) -> Path | None:
-    """The character folder a preview shows: the folder itself, or its first character folder
-    (one with a journal first); ``None`` when it holds none."""
-    entries = [e.path for e in _characters_of(folder) or () if e.refusal is None]
+    """The character folder a preview shows, as :func:`journal.inputs.resolve` reads ``folder``:
+    the folder itself, or its first character folder (one with a journal first); ``None`` when it
+    holds none, cannot be read, or is a zip (it must be extracted first)."""
+    try:
+        with resolve(folder, extract=False) as found:
+            entries = [e.path for e in found.characters if e.refusal is None]
+    except DiagnosisInputError:
+        return None
     with_journal = [p for p in entries if (p / JOURNAL_NAME).is_file()]
     chosen = with_journal or entries
     return chosen[0] if chosen else None
@@ -124,8 +115,14 @@ def first_character_dir(folder: Path) -> Path | None:
 
 def holds_no_character(folder: Path) -> bool:
     """Whether ``folder`` is not a character folder and holds none (a folder that cannot be listed
-    is not known to hold none)."""
-    return _characters_of(folder) == []
+    is not known to hold none): :func:`journal.inputs.resolve` says so."""
+    try:
+        resolve(folder, extract=False).close()
+    except NoCharacterError:
+        return True
+    except DiagnosisInputError:
+        return False
+    return False
 
 
 def read_preview(char_dir: Path, max_bytes: int = PREVIEW_BYTES) -> Preview:

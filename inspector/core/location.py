@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import resources
+from journal.diagnosis import DiagnosisInputError
+from journal.inputs import NoCharacterError, resolve
 
 
 class LocationError(Exception):
@@ -44,34 +45,23 @@ class Location:
 
 
 def resolve_location(path: str | os.PathLike[str]) -> Location:
-    """Check that ``path`` can be opened and say what it is.
+    """Check that ``path`` can be opened and say what it is, as :func:`journal.inputs.resolve`
+    reads it (a zip is not opened here: the diagnosis extracts it). A folder holding no character
+    opens, and shows why it is empty.
 
     Raises:
-        LocationError: it does not exist, cannot be read, or is neither a folder nor a zip.
+        LocationError: it does not exist, cannot be read, or is neither a folder nor a zip (the
+            resolver's words).
     """
     p = Path(os.path.expanduser(os.fspath(path))).absolute()
     try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise LocationError(f"{p} does not exist.") from None
-    except OSError as exc:
-        raise LocationError(f"{p} cannot be read: {exc.strerror or exc}.") from None
-    if p.is_dir():
-        try:
-            os.listdir(p)
-        except OSError as exc:
-            raise LocationError(f"The folder {p} cannot be read: {exc.strerror or exc}.") from None
+        with resolve(p, extract=False) as found:
+            is_zip = found.is_zip
+    except NoCharacterError:
         return Location(p, "folder", str(p))
-    if p.is_file():
-        try:
-            ok = zipfile.is_zipfile(p)
-        except OSError as exc:
-            raise LocationError(f"{p} cannot be read: {exc.strerror or exc}.") from None
-        if ok:
-            return Location(p, "zip", f"{p} (zip export, read-only)")
-        what = "an empty file" if st.st_size == 0 else "a file that is not a zip archive"
-        raise LocationError(f"{p} is {what}: open a memory folder, a character folder or a .zip export.")
-    raise LocationError(f"{p} is neither a folder nor a .zip export.")
+    except DiagnosisInputError as exc:
+        raise LocationError(f"{exc}: open a memory folder, a character folder or a .zip export.") from None
+    return Location(p, "zip", f"{p} (zip export, read-only)") if is_zip else Location(p, "folder", str(p))
 
 
 def sample_source() -> Path:

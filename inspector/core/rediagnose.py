@@ -7,8 +7,11 @@ other core, and sends back only what the timeline does not already have: the eve
 applied (with their reasons), the sentinel, findings, defects and outbox. Everything else about an
 event (id, type, time, entry, position) the window read itself.
 
-Run as ``python -m inspector.core.rediagnose CHAR_DIR ROOT NAME CHECK_INDEX``; it writes one
-pickled :class:`DiagnosisDelta` to stdout.
+Run as ``python -m inspector.core.rediagnose CHAR_DIR ROOT NAME CHECK_INDEX [CHARACTERS_FILE]``; it
+writes one pickled :class:`DiagnosisDelta` to stdout. The child is told the character folder and
+the server's ``characters.json`` the window's diagnosis read
+(:attr:`~journal.diagnosis.Diagnosis.characters_file`, as :func:`journal.inputs.resolve` found it
+or ``--characters`` named it): it never looks for either again.
 """
 
 from __future__ import annotations
@@ -88,19 +91,26 @@ class DiagnosisDelta:
         )
 
 
-def delta_of_folder(char_dir: str, root: str | None, name: str | None, check_index: int) -> DiagnosisDelta:
-    """Diagnose ``char_dir`` here and compact the result (with the server's ``characters.json``
-    beside its memory root, as :func:`journal.diagnosis.diagnose_path` finds it)."""
+def delta_of_folder(
+    char_dir: str, root: str | None, name: str | None, check_index: int, characters_file: str | None = None
+) -> DiagnosisDelta:
+    """Diagnose ``char_dir`` here and compact the result, with the server's ``characters.json``
+    the first diagnosis read (``None``: it read none, so this one reads none either)."""
     from journal.diagnosis import diagnose_character
-    from journal.serverrules import CharacterList, find_characters_file, read_characters
+    from journal.serverrules import CharacterList, read_characters
 
-    found = find_characters_file(os.path.dirname(os.path.abspath(char_dir)))
-    listed = CharacterList() if found is None else read_characters(found)
+    listed = CharacterList() if characters_file is None else read_characters(characters_file)
     return DiagnosisDelta.of(diagnose_character(char_dir, root=root, name=name, characters=listed), check_index)
 
 
 def diagnose_in_child(
-    char_dir: str, root: str | None, name: str | None, check_index: int, token: CancelToken | None = None
+    char_dir: str,
+    root: str | None,
+    name: str | None,
+    check_index: int,
+    token: CancelToken | None = None,
+    *,
+    characters_file: str | None = None,
 ) -> DiagnosisDelta:
     """Run :func:`delta_of_folder` in a child process (killed if ``token`` is cancelled).
 
@@ -109,6 +119,8 @@ def diagnose_in_child(
         RuntimeError: the child failed.
     """
     cmd = [sys.executable, "-m", "inspector.core.rediagnose", char_dir, root or "", name or "", str(check_index)]
+    if characters_file is not None:
+        cmd.append(characters_file)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     while True:
@@ -129,8 +141,8 @@ def diagnose_in_child(
 
 
 def main(argv: list[str]) -> int:
-    char_dir, root, name, check_index = argv
-    delta = delta_of_folder(char_dir, root or None, name or None, int(check_index))
+    char_dir, root, name, check_index, *listing = argv
+    delta = delta_of_folder(char_dir, root or None, name or None, int(check_index), listing[0] if listing else None)
     sys.stdout.buffer.write(pickle.dumps(delta, protocol=pickle.HIGHEST_PROTOCOL))
     return 0
 

@@ -607,6 +607,9 @@ class Diagnosis:
         findings: findings about the input as a whole (refused zip members); each is also
             copied into every character's findings, because the JSON shape has no other place.
         server: the launcher-lock probe, shared by all characters.
+        characters_file: the memory server's ``characters.json`` the diagnosis read (given, or
+            found beside the memory root; :func:`journal.inputs.resolve`), or ``None``: a
+            re-diagnosis of one of its characters reads the same one.
     """
 
     path: str
@@ -617,6 +620,7 @@ class Diagnosis:
     memory_root: str | None = None
     findings: list[Finding] = field(default_factory=list)
     server: ServerStatus | None = None
+    characters_file: str | None = None
     _temp: TempRoot | None = field(default=None, repr=False, compare=False)
 
     def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:

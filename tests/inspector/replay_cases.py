@@ -317,4 +317,4 @@ def unapplied(cd: Path) -> list[Any]:
     """The events a plan of ``cd`` lists as not applied yet (the "up to event" choices)."""
     from inspector.core import replay as gr
 
-    return gr.make_plan(gr.resolve_target(cd.parent, cd.name)).unapplied
+    return gr.make_plan(gr.target_of(cd.parent, cd.name)).unapplied

@@ -171,7 +171,7 @@ def test_park_without_yes_and_no_terminal_refuses(wedged, backups, capsys):
 def test_park_through_the_steps_the_window_runs(wedged, backups):
     """The window calls make_plan and execute itself (off the GUI thread): park is a scope of both."""
     w, ids = wedged
-    target = gr.resolve_target(w.root, CHARACTER)
+    target = gr.target_of(w.root, CHARACTER)
     plan = gr.make_plan(target, gr.Scope("park", park=ids["merge"]))
     assert plan.has_work and plan.park is not None and plan.complete
     assert [e.event_id for e in plan.park.released] == [ids["held"]]

@@ -194,10 +194,10 @@ def test_a_plan_of_the_tail_says_the_server_cannot_read_the_journal(root, backup
     kit.several(cd)
     assert main(["replay", str(root), "--character", CHARACTER, "--dry-run"]) == 0
     assert "Note: 3 fragment(s) of events.ndjson are not UTF-8" in capsys.readouterr().out
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER))
     assert [f.line for f in plan.undecodable] == [
         f.line
-        for f in gr.make_plan(gr.resolve_target(root, CHARACTER), gr.Scope("repair_journal")).journal_repair.fragments
+        for f in gr.make_plan(gr.target_of(root, CHARACTER), gr.Scope("repair_journal")).journal_repair.fragments
     ]
 
 
@@ -228,7 +228,7 @@ def test_a_repair_interrupted_at_the_journal_replace_converges_on_the_next_run(r
 def test_a_journal_that_changes_after_the_plan_is_re_planned(root, backups):
     cd = build_case(root, "pending_tail")
     kit.torn_utf8_tail(cd)
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     plan = gr.make_plan(target, gr.Scope("repair_journal"))
 
     def append() -> None:

@@ -144,7 +144,7 @@ def test_repair_and_until_scopes_are_the_same_through_both_drivers(both):
     both.tmp_path.mkdir()
 
     def second_pending(cd):
-        plan = gr.make_plan(gr.resolve_target(cd.parent, cd.name))
+        plan = gr.make_plan(gr.target_of(cd.parent, cd.name))
         return Scope("until", plan.unapplied[1].event_id)
 
     _compare(both, "pending_tail", scope=second_pending)
@@ -152,7 +152,7 @@ def test_repair_and_until_scopes_are_the_same_through_both_drivers(both):
 
 def test_park_is_the_same_through_both_drivers(both):
     def park_held(cd):
-        held = gr.make_plan(gr.resolve_target(cd.parent, cd.name)).block
+        held = gr.make_plan(gr.target_of(cd.parent, cd.name)).block
         assert held is not None
         return Scope("park", park=held.event_id)
 

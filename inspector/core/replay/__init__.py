@@ -148,8 +148,8 @@ from inspector.core.replay.target import (
     EXTRACT_MAX_MEMBERS,
     ReplayTarget,
     extract_export,
-    resolve_target,
     suggest_extract_dir,
+    target_of,
 )
 from journal.runtime import runtime_state_dir as runtime_state_dir
 
@@ -237,7 +237,6 @@ __all__ = [
     "recent_changes",
     "record_in_index",
     "replay_flow",
-    "resolve_target",
     "restore_flow",
     "restore_question",
     "restore_target",
@@ -245,5 +244,6 @@ __all__ = [
     "run_guarded_restore",
     "runtime_state_dir",
     "suggest_extract_dir",
+    "target_of",
     "verify_backup",
 ]

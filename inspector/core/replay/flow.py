@@ -54,10 +54,9 @@ from inspector.core.replay.execute import ReplayOutcome, execute
 from inspector.core.replay.plan import SCOPE_KINDS, Plan, PlannedEvent, Scope, make_plan
 from inspector.core.replay.preflight import Preflight, folder_writable, preflight
 from inspector.core.replay.restore import RestoreOutcome, RestorePlan, execute_restore, plan_restore, restore_question
-from inspector.core.replay.target import ReplayTarget, extract_export, resolve_target, suggest_extract_dir
+from inspector.core.replay.target import ReplayTarget, extract_export, suggest_extract_dir, target_of
 from journal.events import JOURNAL_NAME
 from journal.handlers import HandlerRegistry
-from journal.inputs import is_character_folder
 
 #: How often a run re-plans after the folder changed under it before giving up (both drivers).
 MAX_REPLANS = 3
@@ -340,27 +339,6 @@ def confirm_question(plan: Plan, backup_root: Path, preflight_: Preflight | None
     return Question(ASK_APPLY, "Guarded replay", text, "\n".join(describe_plan(plan)), default=False)
 
 
-def _target(request: ReplayRequest) -> ReplayTarget:
-    """The character folder: ``--character`` names it, or ``path`` is the folder itself (a folder
-    holding the files of a character, :func:`journal.inputs.is_character_folder`) or a zip.
-
-    Raises:
-        BadInputError: no ``--character``, and ``path`` is not a character folder (e.g. a memory
-            root: the characters in it are named).
-    """
-    path = Path(request.path)
-    if request.character is not None:
-        return resolve_target(path, request.character)
-    if path.is_dir() and not is_character_folder(path):
-        try:
-            inside = sorted(p.name for p in path.iterdir() if p.is_dir() and is_character_folder(p))
-        except OSError:
-            inside = []
-        hint = f" (characters in it: {', '.join(inside)})" if inside else ""
-        raise BadInputError(f"{path} is not a character folder: name the character with --character{hint}")
-    return resolve_target(path, path.name)
-
-
 def _planning(target: ReplayTarget, scope: Scope, registry: HandlerRegistry | None) -> Work:
     def run(c: Control) -> Plan:
         return make_plan(target, scope, registry=registry, should_continue=c.should_continue, on_progress=c.on_progress)
@@ -408,7 +386,7 @@ def replay_flow(
             the first step or from the plan's work.
     """
     run = ReplayRun()
-    target = _target(request)
+    target = target_of(request.path, request.character)
     backup_root = Path(request.backup_root) if request.backup_root is not None else default_backup_root()
     if target.char_dir is not None:
         check_backup_root(backup_root, target)

@@ -1,16 +1,17 @@
-"""Step 0: which character folder a replay acts on (:func:`resolve_target`), and the way out for a
-zip export (:func:`suggest_extract_dir`, :func:`extract_export`)."""
+"""Step 0: which character folder a replay acts on (:func:`target_of`, reading PATH as
+:func:`journal.inputs.resolve` does), and the way out for a zip export (:func:`suggest_extract_dir`,
+:func:`extract_export`)."""
 
 from __future__ import annotations
 
 import os
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.core.replay.errors import BadInputError
 from journal.diagnosis import DiagnosisInputError, ZipLimits, extract_zip
 from journal.errors import InvalidCharacterError
+from journal.inputs import resolve
 from journal.log import check_character_name
 
 #: Zip extraction limits: total uncompressed bytes and members (zip-bomb guard).
@@ -41,32 +42,48 @@ class ReplayTarget:
         return self.zip_path is not None
 
 
-def resolve_target(path: str | os.PathLike[str], character: str) -> ReplayTarget:
-    """Find the character folder for ``PATH --character NAME``.
-
-    PATH may be a memory root holding ``NAME/`` or the character folder itself (named ``NAME``).
-    A ``.zip`` export is returned as such (``is_zip``); :func:`preflight` refuses it.
+def target_of(path: str | os.PathLike[str], character: str | None = None) -> ReplayTarget:
+    """The character folder ``PATH [--character NAME]`` names, as :func:`journal.inputs.resolve`
+    reads PATH: the character ``NAME`` of a memory root, or the character folder itself (named
+    ``NAME`` when given). Without ``NAME``, PATH must be one character folder (a memory root's
+    characters are named in the error). A ``.zip`` export is returned as such (``is_zip``),
+    unopened; :func:`preflight` refuses it.
 
     Raises:
-        BadInputError: invalid name, PATH missing, or no folder ``NAME`` there.
+        BadInputError: an invalid name, PATH missing or unreadable, no such character, a memory
+            root without ``NAME``, a link, or a cloud-save staging folder (``<name>/memory``: replay
+            writes only a memory root's character folder).
     """
+    if character is not None:
+        _check_name(character)
+    src = Path(path)
+    try:
+        found = resolve(src, character, extract=False)
+    except DiagnosisInputError as exc:
+        raise BadInputError(str(exc)) from exc
+    if found.zip_path is not None:
+        return ReplayTarget(src, character or src.stem, None, None, zip_path=src)
+    if found.kind == "root" and character is None:
+        names = ", ".join(e.name for e in found.characters if e.refusal is None)
+        hint = f" (characters in it: {names})" if names else ""
+        raise BadInputError(f"{src} is not a character folder: name the character with --character{hint}")
+    (entry,) = found.characters
+    if entry.refusal is not None:
+        raise BadInputError(f"{src}: {entry.refusal.message}")
+    if entry.path.name != entry.name:
+        raise BadInputError(
+            f"{entry.path} is the memory of the cloud-save staging folder {entry.name!r}: replay acts only on a "
+            "character folder of a memory root"
+        )
+    _check_name(entry.name)
+    return ReplayTarget(src, entry.name, entry.path.parent, entry.path)
+
+
+def _check_name(character: str) -> None:
     try:
         check_character_name(character)
     except InvalidCharacterError as exc:
         raise BadInputError(str(exc)) from exc
-    src = Path(path)
-    if not src.exists():
-        raise BadInputError(f"{src}: no such file or folder")
-    if src.is_file():
-        if zipfile.is_zipfile(src):
-            return ReplayTarget(src, character, None, None, zip_path=src)
-        raise BadInputError(f"{src}: not a folder or a .zip export")
-    inner = src / character
-    if inner.is_dir() and not inner.is_symlink():
-        return ReplayTarget(src, character, src, inner)
-    if src.name == character and not src.is_symlink():
-        return ReplayTarget(src, character, src.parent, src)
-    raise BadInputError(f"{src}: no character folder {character!r} in it")
 
 
 # -- zip exports --------------------------------------------------------------------------------

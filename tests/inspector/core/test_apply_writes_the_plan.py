@@ -98,7 +98,7 @@ def test_replay_yes_writes_exactly_the_bytes_replay_dry_run_planned(tmp_path, ba
     root = tmp_path / "memory"
     root.mkdir()
     cd, character = _build(root, kind, case)
-    target = gr.resolve_target(root, character)
+    target = gr.target_of(root, character)
     dry = gr.make_plan(target, clock=fixed_clock)  # what `replay --dry-run` prints and keeps
     plan = gr.make_plan(target, clock=fixed_clock)  # `replay --yes` plans again, then applies
     assert _planned(plan) == _planned(dry)

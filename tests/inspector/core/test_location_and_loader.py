@@ -32,9 +32,9 @@ def test_folders_and_zips_resolve(tmp_path):
 @pytest.mark.parametrize(
     ("name", "content", "words"),
     [
-        ("nope", None, "does not exist"),
-        ("empty.zip", b"", "an empty file"),
-        ("notes.txt", b"hi", "not a zip archive"),
+        ("nope", None, "no such file or folder"),
+        ("empty.zip", b"", "an empty file, neither a folder nor a .zip export"),
+        ("notes.txt", b"hi", "notes.txt: neither a folder nor a .zip export"),
     ],
 )
 def test_unopenable_paths_say_why(tmp_path, name, content, words):

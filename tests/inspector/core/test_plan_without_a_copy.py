@@ -64,7 +64,7 @@ def test_the_plan_from_the_engine_is_the_plan_of_a_dry_run(tmp_path, monkeypatch
     root = tmp_path / "memory"
     root.mkdir()
     _cd, character = _build(root, kind, case)
-    target = gr.resolve_target(root, character)
+    target = gr.target_of(root, character)
     for scope in _scopes(gr.make_plan(target, clock=fixed_clock)):
         fast = gr.make_plan(target, scope, clock=fixed_clock)
         with monkeypatch.context() as m:
@@ -82,7 +82,7 @@ def test_the_look_after_the_apply_from_the_plans_read_is_a_fresh_look(tmp_path, 
     root = tmp_path / "memory"
     root.mkdir()
     cd, character = _build(root, kind, case)
-    plan = gr.make_plan(gr.resolve_target(root, character), clock=fixed_clock)
+    plan = gr.make_plan(gr.target_of(root, character), clock=fixed_clock)
     read = plan.journal_read
     assert gr.folder_state(cd, read) == gr.folder_state(cd)
     outcome = gr.execute(plan, backup_root=backups, clock=fixed_clock)

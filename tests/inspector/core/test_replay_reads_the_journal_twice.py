@@ -151,7 +151,7 @@ def test_the_verify_reads_the_journal_again_when_it_changed_during_the_apply(roo
         return report
 
     monkeypatch.setattr(Reconciler, "reconcile", reconcile_then_append)
-    plan = gr.make_plan(gr.resolve_target(root, CHARACTER))
+    plan = gr.make_plan(gr.target_of(root, CHARACTER))
     outcome = gr.execute(plan, backup_root=backups)
     size = (cd / JOURNAL_NAME).stat().st_size
     assert outcome.after is not None and outcome.after.events == plan.total_events + 1  # read afresh

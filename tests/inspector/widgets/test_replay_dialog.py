@@ -128,7 +128,7 @@ def _run(qtbot, controller, action=None, timeout=30_000):
 
 def _plan(root, case="pending_tail", scope=None):
     cd = build_case(root, case)
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     return gr.make_plan(target, scope), gr.preflight(target), unapplied(cd)
 
 
@@ -488,7 +488,7 @@ def test_dialog_without_a_held_event_cannot_park(qtbot, root):
 
 def test_a_park_plan_says_what_is_parked_and_recorded(qtbot, root):
     cd = build_case(root, "persona_drift")
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     held = gr.make_plan(target).block
     assert held is not None
     plan = gr.make_plan(target, Scope("park", park=held.event_id))
@@ -503,7 +503,7 @@ def test_gui_flow_parks_a_held_event(qtbot, root, backups, make_controller, spy)
     from journal.park import read_parked
 
     cd = build_case(root, "persona_drift")
-    held = gr.make_plan(gr.resolve_target(root, CHARACTER)).block
+    held = gr.make_plan(gr.target_of(root, CHARACTER)).block
     assert held is not None
     s = spy(ReplayChoice("replan", Scope("park", park=held.event_id)), lambda plan: ReplayChoice("apply", plan.scope))
     outcome = _run(qtbot, make_controller()).outcome
@@ -546,7 +546,7 @@ def test_the_dialog_offers_the_journal_repair_when_the_journal_is_not_utf8(qtbot
     assert not dialog.scope_repair_journal.isEnabled()  # a journal that decodes: nothing to repair
 
     glue_onto_torn_utf8(root / CHARACTER)
-    target = gr.resolve_target(root, CHARACTER)
+    target = gr.target_of(root, CHARACTER)
     plan = gr.make_plan(target)
     dialog = ReplayDialog(plan, pf, pending)
     qtbot.addWidget(dialog)

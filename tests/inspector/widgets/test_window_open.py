@@ -36,16 +36,16 @@ def test_unreadable_input_says_why_and_the_window_stays_usable(qtbot, inspector_
     window = inspector_window
     window.session.open_path(tmp_path / "missing")
     assert window.prompter.errors[-1][0] == "Cannot open"
-    assert "does not exist" in window.prompter.errors[-1][1]
+    assert "no such file or folder" in window.prompter.errors[-1][1]
     (tmp_path / "notes.txt").write_text("not a memory folder")
     window.session.open_path(tmp_path / "notes.txt")
-    assert "not a zip archive" in window.prompter.errors[-1][1]
+    assert "neither a folder nor a .zip export" in window.prompter.errors[-1][1]
     root = two_characters(tmp_path / "memory")
     open_and_wait(qtbot, window, root)
     assert window.session.timeline_model.rowCount() == 32
     (tmp_path / "bad.zip").write_bytes(b"PK\x03\x04 truncated zip")
     window.session.open_path(tmp_path / "bad.zip")
-    assert "not a zip archive" in window.prompter.errors[-1][1]
+    assert "neither a folder nor a .zip export" in window.prompter.errors[-1][1]
     assert window.session.timeline_model.rowCount() == 32  # what was shown stays shown
 
 
@@ -189,7 +189,7 @@ def test_screenshot_offscreen_with_redaction(tmp_path):
     bad = _run_cli(
         ["--screenshot", str(tmp_path / "x.png"), str(tmp_path / "nope")], {"QT_QPA_PLATFORM": "offscreen"}, tmp_path
     )
-    assert bad.returncode == 2 and "does not exist" in bad.stderr
+    assert bad.returncode == 2 and "no such file or folder" in bad.stderr
     assert not (tmp_path / "x.png").exists()
 
 
