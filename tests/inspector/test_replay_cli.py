@@ -416,3 +416,29 @@ def test_a_fifo_sentinel_is_refused_not_planned_as_missing(root, backups, capsys
     err = capsys.readouterr().err
     assert "not a regular file" in err and "refuses" in err and "Sentinel: missing" not in err
     assert hash_tree(cd) == before and not backups.exists()
+
+
+def test_until_takes_the_one_event_syntax(root, backups, capsys):
+    """``--until`` names an event as every command does: ``#index`` or the start of its id."""
+    cd = build_case(root, "pending_tail")
+    pending = unapplied(cd)
+    events = read_journal(cd / JOURNAL_NAME).events
+    index = next(i for i, e in enumerate(events) if e.event_id == pending[0].event_id)
+    assert replay(root, backups, "--yes", "--until", f"#{index}") == 0
+    assert read_sentinel(cd).event_id == pending[0].event_id
+    assert replay(root, backups, "--yes", "--until", pending[1].event_id[:13]) == 0
+    assert read_sentinel(cd).event_id == pending[1].event_id
+
+
+def test_a_prefix_of_several_events_is_refused_with_them():
+    from types import SimpleNamespace
+
+    from inspector.core.replay.errors import BadInputError
+    from inspector.core.replay.plan import Scope, _named_events
+
+    events = [SimpleNamespace(event_id=i) for i in ("ab-1", "ab-2", "cd-3")]
+    assert _named_events(Scope("until", "cd"), events) == Scope("until", "cd-3")
+    assert _named_events(Scope("park", park="#1"), events) == Scope("park", park="ab-2")
+    assert _named_events(Scope("until", "zz"), events) == Scope("until", "zz")  # none: the plan says so
+    with pytest.raises(BadInputError, match=r"'ab' names 2 events \(#0 ab-1, #1 ab-2\): give more of the id"):
+        _named_events(Scope("until", "ab"), events)

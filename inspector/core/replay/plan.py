@@ -11,6 +11,7 @@ reconciler run on a scratch copy (:func:`journal.dryrun.dry_run`), as the apply 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from inspector.core.replay.stamps import _now_iso
 from inspector.core.replay.target import ReplayTarget
 from journal.appliedset import read_applied_set
 from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
+from journal.diagnosis.eventlist import find_events
 from journal.dryrun import DryRun, FolderDiff, dry_run, predict_run
 from journal.dryrun import leftover_temp_files as leftover_temp_files
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event
@@ -506,6 +508,27 @@ class _Progress:
             self.on_progress(done, total)
 
 
+def _named_events(scope: Scope, events: Any) -> Scope:
+    """``scope`` with the event its ``until`` or ``park`` names, in the one event syntax of every
+    command and the window (``#index``, an id, or the start of one:
+    :func:`journal.diagnosis.eventlist.find_events`), written as that event's id. A name that fits
+    several events is refused with them; one that fits none is left for the scope's own checks."""
+    for name in ("until", "park"):
+        text = getattr(scope, name)
+        if text is None:
+            continue
+        found = find_events(events, text)
+        if len(found) > 1:
+            ids = ", ".join(f"#{i} {events[i].event_id}" for i in found[:5])
+            raise BadInputError(
+                f"{text!r} names {len(found)} events ({ids}{', …' if len(found) > 5 else ''}): give "
+                "more of the id; nothing was written"
+            )
+        if found:
+            scope = dataclasses.replace(scope, **{name: events[found[0]].event_id})
+    return scope
+
+
 def _plan_once(
     target: ReplayTarget,
     scope: Scope,
@@ -530,6 +553,7 @@ def _plan_once(
             "replay refuses to run; nothing was written"
         )
     events = d.events
+    scope = _named_events(scope, events)
     run: TailRun | None = d.tail.run if d.tail is not None else None
     index_of = _event_index(d, run)
     sentinel = read_sentinel(cd)
@@ -628,7 +652,7 @@ def _event_index(d: CharacterDiagnosis, run: TailRun | None) -> Callable[[str], 
     """An event id's index among the diagnosis's events (``None``: not there): the pass's own
     index when there is one (a table of the tail, a scan for the rest), else a table."""
     if run is not None:
-        return lambda event_id: (i if (i := run.index(event_id)) >= 0 else None)
+        return lambda event_id: i if (i := run.index(event_id)) >= 0 else None
     table: dict[str, int] = {ev.event_id: ev.index for ev in d.events}  # few events: no journal was read
     return table.get
 
