@@ -11,7 +11,9 @@ diagnosis of the bundle (a zip whose top holds that manifest) reads it back:
 - ``input_findings``: the original's refused zip members, as its findings;
 - per character folder, ``refused``: inputs the original refused (a FIFO, a link leading out),
   re-made in the bundle's private copy as what they were (a FIFO, a link leading out of it), so
-  that the one diagnosis refuses them again with the same consequences;
+  that the one diagnosis refuses them again with the same consequences; and links the bundle
+  does not hold as links although the original followed them (one to a file of the same folder,
+  ``link_to``), re-made to that file's member;
 - ``unreadable``: inputs the original could not read (only the journal), read again as unreadable;
 - ``persona_ensure``: the original's persona-ensure decision (the cards it rests on are not in the
   bundle), with the SHA-256 of the bundle's ``persona.json`` and ``settings.json`` it holds for:
@@ -49,7 +51,7 @@ _OUTSIDE = "memory-inspector-bundle-refused-link"
 
 #: The kinds of refused input re-made: a link leading out, a FIFO (or other special file), and a
 #: character folder that is a link to another folder of the memory root.
-_KINDS = ("link", "special", "link_inside")
+_KINDS = ("link", "special", "link_inside", "link_to")
 
 #: What the bundle's ``characters_file`` is called, where the original named its path.
 RECORDED_CHARACTERS = "characters.json (as the bundle's manifest records it)"
@@ -76,14 +78,15 @@ class Recorded:
         characters: the bundle's ``characters.json`` as its original's diagnosis read it
             (``None``: none was found).
         findings: the original's refused zip members.
-        refused: per character folder, ``(relative name, kind)`` with kind ``link``, ``special``
-            or ``link_inside`` (``.``: the folder itself).
+        refused: per character folder, ``(relative name, kind, target)`` with kind ``link``,
+            ``special``, ``link_inside`` (``.``: the folder itself) or ``link_to`` (``target``: the
+            file of the folder it leads to, relative to the folder; else empty).
         folders: per character folder, what its diagnosis takes (:class:`RecordedCharacter`).
     """
 
     characters: CharacterList | None = None
     findings: list[Finding] = field(default_factory=list)
-    refused: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    refused: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     folders: dict[str, RecordedCharacter] = field(default_factory=dict)
 
 
@@ -173,7 +176,8 @@ def read_recorded(root: str | os.PathLike[str]) -> Recorded | None:
             continue
         for r in _list(got.get("refused")):
             if isinstance(r, dict) and isinstance(r.get("what"), str) and r.get("kind") in _KINDS:
-                rec.refused.setdefault(folder, []).append((r["what"], r["kind"]))
+                to = r.get("target")
+                rec.refused.setdefault(folder, []).append((r["what"], r["kind"], to if isinstance(to, str) else ""))
         one = rec.folders[folder] = RecordedCharacter()
         for u in _list(got.get("unreadable")):
             if isinstance(u, dict) and isinstance(u.get("what"), str) and isinstance(u.get("reason"), str):
@@ -199,7 +203,7 @@ def remake_refused(rec: Recorded, base: Path) -> None:
     base_real = os.path.realpath(base)
     outside = os.path.join(os.path.dirname(base_real), _OUTSIDE)
     for folder, items in rec.refused.items():
-        for what, kind in items:
+        for what, kind, to in items:
             if what == ".":  # the character folder itself, a link: its bundle folder is empty
                 _remake_folder_link(base / folder, kind, os.path.dirname(base_real))
                 continue
@@ -213,6 +217,10 @@ def remake_refused(rec: Recorded, base: Path) -> None:
                 target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 if kind == "special":
                     os.mkfifo(target, 0o600)
+                elif kind == "link_to":
+                    dest = base.joinpath(folder, *[p for p in to.split("/") if p])
+                    if ".." not in to.split("/") and fs.is_inside(dest, base / folder) and dest.is_file():
+                        os.symlink(os.path.relpath(dest, target.parent), target)
                 else:
                     os.symlink(outside, target)
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from inspector.core.bundle import rules as R
 from inspector.core.bundle.redact import BundleRedactor
+from journal import fs
 from journal.diagnosis import CharacterDiagnosis, Diagnosis
 from journal.diagnosis.recorded import (
     FACTS_SCHEMA,
@@ -21,14 +22,14 @@ from journal.diagnosis.recorded import (
 )
 from journal.events import JOURNAL_NAME
 from journal.serverpersona import SETTINGS_NAME
-from journal.serverrules import CharacterList, read_characters
+from journal.serverrules import CharacterList, find_characters_file, read_characters
 from journal.views import PERSONA
 
 
 def characters_read(diag: Diagnosis) -> CharacterList:
-    """``characters.json`` as the diagnosis of ``diag`` read it (:attr:`Diagnosis.characters_file`:
-    ``--characters``, or the one :func:`journal.inputs.resolve` found beside the memory root)."""
-    return CharacterList() if diag.characters_file is None else read_characters(diag.characters_file)
+    """``characters.json`` as the diagnosis of ``diag`` found and read it (beside its memory root)."""
+    found = find_characters_file(diag.memory_root) if diag.memory_root else None
+    return CharacterList() if found is None else read_characters(found)
 
 
 def _jsonable(obj: Any) -> Any:
@@ -75,6 +76,10 @@ def character_facts(
             continue
         finding = {"code": f.code, "severity": f.severity}
         refused.append({"what": name, "kind": kind, "reason": scrub(f.message), "finding": finding})
+    for link, target in inner_links(Path(c.path)):  # followed by the diagnosis, not held as links
+        name, to = member_name(link), member_name(target)
+        if name is not None and to is not None and to in member_sha:
+            refused.append({"what": name, "kind": "link_to", "target": to, "reason": "a link to a file of the folder"})
     if os.path.islink(c.path):  # the folder itself: refused as a link (its bundle folder is empty)
         f = next((f for f in c.findings if f.code == "input.refused" and f.file is None), None)
         if f is not None:
@@ -105,6 +110,31 @@ def character_facts(
         rec["missing_inputs"] = [scrub(x) for x in rec["missing_inputs"]]
         rec["error"] = None if rec["error"] is None else scrub(rec["error"])
         out["persona_ensure"] = rec
+    return out
+
+
+def inner_links(char_dir: Path) -> list[tuple[str, str]]:
+    """``(link, target)`` relative to ``char_dir``: the links of the folder and its shard folders
+    that lead to a regular file inside it (the diagnosis follows them; a bundle holds no link)."""
+    out: list[tuple[str, str]] = []
+    if os.path.islink(char_dir):
+        return out
+    real = os.path.realpath(char_dir)
+    for sub in ("", *R.ARCHIVE_FOLDERS):
+        folder = char_dir / sub if sub else char_dir
+        if sub and (os.path.islink(folder) or not folder.is_dir()):
+            continue
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if not e.is_symlink():
+                continue
+            to = os.path.realpath(e.path)
+            if to != real and fs.is_inside(to, real) and os.path.isfile(to):
+                link = f"{sub}/{e.name}" if sub else e.name
+                out.append((link, os.path.relpath(to, real).replace(os.sep, "/")))
     return out
 
 

@@ -120,7 +120,9 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPl
         got = file_name(name)
         return got if safe_file_name(got) else "(a name that is not shown)"
 
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    aliases = _aliases(folder, entries)
+    for entry in entries:
         name = entry.name
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
@@ -141,11 +143,28 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPl
             continue
         member = file_name(name)
         how = _classify(name, member)
+        alias = aliases.get(name)
+        if alias is not None and (how is None or how[1] == "generic"):
+            how = _classify(alias, member) or how  # read through a link by that name: redacted as that file
         if how is None:
             plan.omitted.append(Omitted(_shown(name), "not a file the bundle knows (only memory files and JSON)"))
             continue
         plan.files.append(Planned(member, Path(entry.path), how[0], how[1], st.st_size))
     return plan
+
+
+def _aliases(folder: Path, entries: list[os.DirEntry[str]]) -> dict[str, str]:
+    """File name → the name of a link of the folder that leads to it (the diagnosis reads that file
+    under the link's name, so the bundle redacts it as that kind of file)."""
+    out: dict[str, str] = {}
+    real = os.path.realpath(folder)
+    for e in entries:
+        if not e.is_symlink():
+            continue
+        to = os.path.realpath(e.path)
+        if os.path.dirname(to) == real and os.path.isfile(to):
+            out.setdefault(os.path.basename(to), e.name)
+    return out
 
 
 def _plan_archive(folder: Path, archive: str, plan: FolderPlan, file_name: Callable[[str], str]) -> None:

@@ -173,3 +173,18 @@ def test_a_character_folder_that_is_a_link_stays_refused(tmp_path, secret):
     with diagnose(root) as original, diagnose(out) as bundled:
         assert sorted(s for code, s in _codes(original, "input.refused")) == ["info", "warning"]
         same_verdicts(original, bundled, out, secret)
+
+
+@pytest.mark.parametrize(("what", "real"), [("persona.json", "persona-real.json"), ("events.ndjson", "journal.bak")])
+def test_a_link_to_a_file_of_the_folder_is_read_through_as_the_original_is(tmp_path, secret, what, real):
+    """The diagnosis follows a link that stays in the folder; a bundle holds no link, so its file
+    goes in redacted as the kind of file the link names, and the bundle's check re-makes the link."""
+    path = fixtures.pending_tail(tmp_path / "root").path
+    os.rename(path / what, path / real)
+    os.symlink(real, path / what)
+    out = _bundle(path.parent, tmp_path, secret)
+    [fact] = manifest_of(out)["facts"]["characters"][manifest_of(out)["characters"][0]["folder"]]["refused"]
+    assert (fact["what"], fact["kind"]) == (what, "link_to")
+    with diagnose(path.parent) as original, diagnose(out) as bundled:
+        assert original.characters[0].journal.events > 0
+        same_verdicts(original, bundled, out, secret)
