@@ -54,6 +54,12 @@ BOM = b"\xef\xbb\xbf"
 CAT = "猫".encode()
 PENDING_SHARD = "2026-05-03_0a1b2c3d.json"
 
+#: The records a pending tail is made of.
+PENDING_KINDS = (
+    "reflection", "persona", "state", "unknown", "archive", "int vs float", "bad payload", "null id", "copy",
+    "persona archive", "drifted merge", "null type", "blank lines",
+)  # fmt: skip
+
 
 # -- the damages --------------------------------------------------------------------------------------
 
@@ -76,7 +82,7 @@ class Case:
         self.done.append(what)
 
 
-def _record(c: Case, etype: str, payload: Any) -> bytes:
+def _record(c: Case, etype: str | None, payload: Any) -> bytes:
     rec = {"event_id": c.uid(), "type": etype, "ts": "2026-05-02T10:00:00", "payload": payload}
     return (json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -147,9 +153,7 @@ def _pending_records(c: Case) -> bytes:
     out = b""
     r = c.rng.choice(REFLECTION_IDS)
     for _ in range(c.rng.randint(1, 3)):
-        kind = c.rng.choice(
-            ["reflection", "persona", "state", "unknown", "archive", "int vs float", "bad payload", "null id", "copy"]
-        )
+        kind = c.rng.choice(PENDING_KINDS)
         c.note(f"pending {kind}")
         if kind == "reflection":
             out += _record(
@@ -178,6 +182,16 @@ def _pending_records(c: Case) -> bytes:
             out += rec + rec
         elif kind == "archive":
             out += _archive_record(c)
+        elif kind == "persona archive":
+            out += _persona_archive_record(c)
+        elif kind == "drifted merge":  # its rewrite_text_sha256 is not the entry's text's: the handler raises
+            key, eid = PERSONA_ENTRY
+            payload = {"entity_key": key, "entry_id": eid, "rewrite_text_sha256": "0" * 64, "reinforcement": 4.0}
+            out += _record(c, "persona.entry_updated", payload)
+        elif kind == "null type":
+            out += _record(c, None, {"reflection_id": r})
+        elif kind == "blank lines":
+            out += b"\n   \n\t\n"
         else:
             out += _int_vs_float(c)
     return out
@@ -210,6 +224,42 @@ def _archive_record(c: Case) -> bytes:
     return _record(c, "reflection.state_changed", payload)
 
 
+def _persona_archive_record(c: Case) -> bytes:
+    """An archive of the neko entry into a persona shard that is missing, corrupt, undecodable or
+    holds it (its ``persona.fact_added``, memory-format §3.5 (e))."""
+    key, eid = "neko", "legacy_5e6f7a8b"
+    persona = _json_or(c.char / oracle.PERSONA, {})
+    facts = persona.get(key, {}).get("facts", []) if isinstance(persona.get(key), dict) else []
+    entry = next((e for e in facts if isinstance(e, dict) and e.get("id") == eid), {"id": eid, "text": "gone"})
+    snapshot = {**entry, "archived_at": "2026-05-03T09:00:00", "archive_shard_path": PENDING_SHARD}
+    shard = c.char / oracle.PERSONA_ARCHIVE / PENDING_SHARD
+    state = c.rng.choice(["missing", "corrupt", "undecodable", "holds"])
+    c.note(f"persona archive shard {state}")
+    if state != "missing":
+        shard.parent.mkdir(exist_ok=True)
+        shard.write_bytes(
+            {"corrupt": b"{}", "undecodable": b'[{"id": "\xe7\x8c"}]'}.get(state)
+            or json.dumps([snapshot], ensure_ascii=False).encode()
+        )
+    payload = {
+        "entity_key": key,
+        "entry_id": eid,
+        "archive_shard_path": PENDING_SHARD,
+        "archived_at": snapshot["archived_at"],
+        "text": entry.get("text"),
+        "source": entry.get("source"),
+        "entry_snapshot": snapshot,
+    }
+    return _record(c, "persona.fact_added", payload)
+
+
+def _json_or(path: Path, default: Any) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return default
+
+
 def _int_vs_float(c: Case) -> bytes:
     """A view saved with integral ints where the pending event carries the same values as floats."""
     path = c.char / oracle.REFLECTIONS
@@ -220,6 +270,20 @@ def _int_vs_float(c: Case) -> bytes:
     keys = ("rein_last_signal_at", "disp_last_signal_at", "sub_zero_days", "user_fact_reinforce_count")
     payload = {"reflection_id": entry["id"], "reinforcement": 3.0, "disputation": 0.0, **{k: entry[k] for k in keys}}
     return _record(c, "reflection.evidence_updated", payload)
+
+
+def _reflections(c: Case) -> None:
+    """A reflection with a status but no signal yet, as a view older than the evidence fields has it:
+    the evidence migration seeds it (memory-format §9.8.7)."""
+    if c.rng.random() >= 0.25:
+        return
+    path = c.char / oracle.REFLECTIONS
+    view = json.loads(path.read_bytes())
+    entry = c.rng.choice(view)
+    entry.update(status=c.rng.choice(["promoted", "confirmed", "denied", "pending"]))
+    entry.update(rein_last_signal_at=None, disp_last_signal_at=None)
+    c.note(f"reflection {entry['id']} {entry['status']} without a signal")
+    path.write_text(json.dumps(view, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 def _journal(c: Case) -> None:
@@ -247,6 +311,9 @@ def _journal(c: Case) -> None:
         c.note("torn last line" + (" inside a multi-byte character" if utf8 else ""))
         rec = _record(c, "reflection.evidence_updated", {"reflection_id": REFLECTION_IDS[2], "note": "猫猫猫"})
         data += rec[: rec.index(CAT) + 1] if utf8 else rec[:60]
+    if c.rng.random() < 0.05:
+        c.note("CRLF line ends")
+        data = data.replace(b"\n", b"\r\n")
     path.write_bytes(data)
     _sentinel(c, data, glued)
 
@@ -260,7 +327,9 @@ def _sentinel(c: Case, journal: bytes, glued: str | None) -> None:
             ids.append(json.loads(line.removeprefix(BOM))["event_id"])
         except (ValueError, KeyError, TypeError):
             continue
-    kind = c.rng.choice(["unknown id", "first event", "last event", "null", "missing", "invalid", "undecodable"])
+    kind = c.rng.choice(
+        ["unknown id", "first event", "last event", "null", "missing", "invalid", "undecodable", "a number", "a list"]
+    )
     if glued is not None and c.rng.random() < 0.5:
         kind = "the glued event"
     c.note(f"sentinel {kind}")
@@ -273,6 +342,10 @@ def _sentinel(c: Case, journal: bytes, glued: str | None) -> None:
         path.write_bytes(b'{"last_applied_event_id": ')
     elif kind == "undecodable":
         path.write_bytes(b'{"last_applied_event_id": "\xff", "ts": "x"}')
+    elif kind == "a number":
+        path.write_bytes(b'{"last_applied_event_id": 7, "ts": "x"}')
+    elif kind == "a list":
+        path.write_bytes(json.dumps([ids[-1] if ids else None]).encode())
     else:
         doc = {"last_applied_event_id": target.get(kind), "ts": "2026-05-02T10:00:00"}
         path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
@@ -333,6 +406,7 @@ def generate(seed: int, app: Path, templates: Templates) -> Case:
     _characters(c)
     _settings(c)
     _persona(c)
+    _reflections(c)
     _journal(c)
     _flat_archive(c)
     _temp_files(c)
