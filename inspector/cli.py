@@ -11,6 +11,7 @@
     memory-inspector bundle PATH -o CASE.zip [--character NAME] [--no-redact] [--force] [--screenshots]
                             | --guess TEXT
     memory-inspector diff A B [--character NAME] [--json] [--redact]
+    memory-inspector cloud UNIT [--character NAME] [--against LOCAL [--characters FILE]] [--json] [--redact]
 
 Each command's module owns its parser (its ``add_parser(subparsers)`` registers it, with
 ``set_defaults(run=...)``); this module only assembles them, and only imports the module of the
@@ -39,6 +40,7 @@ COMMANDS = {
     "bundle": "inspector.bundle_cmd",
     "diff": "inspector.diff_cmd",
     "chat": "inspector.chat_cmd",
+    "cloud": "inspector.cloud_cmd",
 }
 
 SUBCOMMANDS = tuple(COMMANDS)
