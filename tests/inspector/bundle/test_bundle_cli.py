@@ -84,5 +84,6 @@ def test_a_fifo_as_path_is_refused_before_anything_opens_it(tmp_path, monkeypatc
     monkeypatch.setattr(zipfile, "ZipFile", no_zip)
     monkeypatch.setattr(zipfile, "is_zipfile", no_zip)
     assert main(["bundle", str(fifo), "-o", str(tmp_path / "case.zip")]) == 2
-    assert "FIFO" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert str(fifo) in err and "neither a folder nor" in err
     assert not (tmp_path / "case.zip").exists()
