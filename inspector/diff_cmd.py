@@ -117,9 +117,9 @@ def _journal(c: Comparison) -> Iterator[str]:
             yield from _changes(e.changes, e.total, "      ")
         if len(j.changed) > SHOWN:
             yield f"  … and {len(j.changed) - SHOWN:,} more"
-    for name, damage in (("A", j.damage_only_a), ("B", j.damage_only_b)):
+    for name, other, damage in (("A", "B", j.damage_only_a), ("B", "A", j.damage_only_b)):
         if damage:
-            yield f"damage only in {name}  {count(len(damage), 'line')} the other side has not the same"
+            yield f"damage only in {name}  {count(len(damage), 'damaged line')} that {other} does not have"
             for d in damage[:SHOWN]:
                 yield f"  line {d.line}: {d.kind}"
     for name, only in (("A", j.only_a), ("B", j.only_b)):
