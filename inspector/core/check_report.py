@@ -56,6 +56,15 @@ def severity_text(total: dict[str, int]) -> str:
     return f"{count(total['error'], 'error')}, {count(total['warning'], 'warning')}, {total['info']} info"
 
 
+def report_order(findings: Iterable[Finding]) -> list[Finding]:
+    """Findings in the order ``check`` prints them and the window's Findings table lists them (the
+    one ordering of both, issue 27 item 5): errors, then warnings, then info; within a severity,
+    those about the memory server's next start first (:func:`is_server_start_finding`), then in
+    the diagnosis's own stable order (by code, then as found)."""
+    rank = {s: i for i, s in enumerate(reversed(SEVERITIES))}
+    return sorted(findings, key=lambda f: (rank[f.severity], not is_server_start_finding(f)))
+
+
 def health_text(c: CharacterDiagnosis) -> str:
     """A character's health and its findings per severity: ``error (1 error, 0 warnings, 1 info)``."""
     return f"{c.health} ({severity_text(severity_totals(c.findings))})"
@@ -171,15 +180,9 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
             what = f"{one_line(e['type'])}{reason}  {one_line(e['event_id'])}"
             yield f"    #{e['index']:<6} line {e['line']:<7} {e['state']:<8} {what}"
     if c.findings:
-        server = [f for f in c.findings if is_server_start_finding(f)]
-        ours = [f for f in c.findings if not is_server_start_finding(f)]
+        # Errors first (report_order); within a severity, those about the server's next start first.
         yield f"  findings ({len(c.findings)})"
-        if server:
-            yield "   about the memory server's next start"
-            yield from (_finding_line(f) for f in server)
-        if ours:
-            yield "   about the folder and guarded replay"
-            yield from (_finding_line(f) for f in ours)
+        yield from (_finding_line(f) for f in report_order(c.findings))
     else:
         yield "  findings  none: healthy"
 
@@ -201,7 +204,7 @@ def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) 
     header = [f"{PROG}: {one_line(diagnosis.path)} ({kind}, {count(n, 'character')})"]
     if diagnosis.server is not None:
         header.append(f"server: {diagnosis.server.state}: {one_line(diagnosis.server.message)}")
-    for finding in diagnosis.findings:
+    for finding in report_order(diagnosis.findings):
         header.append(_finding_line(finding).strip())
     worst = diagnosis.worst_severity()
     total = severity_totals(f for c in diagnosis.characters for f in c.findings)

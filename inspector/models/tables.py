@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QPalette
 
 from inspector.core.advice import finding_text
+from inspector.core.check_report import report_order
 from inspector.core.redaction import redact_message
 from inspector.core.timestamps import format_ts
 from inspector.models.colors import state_color
@@ -99,6 +101,11 @@ class FindingTableModel(RowTableModel):
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 2), self.index(self.rowCount() - 1, 2))
 
+    def set_rows(self, rows: Sequence[Any]) -> None:
+        """Override: the findings in ``check``'s order (:func:`~inspector.core.check_report.report_order`:
+        errors, then warnings, then info)."""
+        super().set_rows(report_order(rows))
+
     def _message(self, row: Finding) -> str:
         text = finding_text(row, "window")  # what to do, in the window's actions and shortcuts
         return redact_message(text) if self.redact else text
@@ -110,16 +117,29 @@ class FindingTableModel(RowTableModel):
             return row.code
         if column == 2:
             return self._message(row)
-        where = row.event_id or row.file or ""
-        return f"{where} (line {row.line})" if row.line else where
+        return _where(row)
 
     def extra(self, row: Finding, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.BackgroundRole and column == 0:
             state = _SEVERITY_STATE.get(row.severity)
             return state_color(self._palette_source(), state) if state else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._message(row)
+            # Rich text, so that Qt wraps a long message to the screen instead of one line wider than it.
+            return f"<p>{html.escape(self._message(row))}</p>"
         return None
+
+    def full_text(self, row: Finding) -> str:
+        """The whole finding as the detail box shows it and Copy copies it: severity, code, what it
+        is about, then its message (redacted when redaction is on)."""
+        where = _where(row)
+        head = f"{row.severity} · {row.code}" + (f" · {where}" if where else "")
+        return f"{head}\n\n{self._message(row)}"
+
+
+def _where(row: Finding) -> str:
+    """The event or file a finding is about, with its line."""
+    where = row.event_id or row.file or ""
+    return f"{where} (line {row.line})" if row.line else where
 
 
 class OutboxTableModel(RowTableModel):

@@ -45,6 +45,7 @@ from inspector.models.timeline_model import (
 )
 from inspector.widgets import icons
 from inspector.widgets.find import MatchDelegate, MatchHighlighter
+from journal.diagnosis import Finding
 
 
 def _mono() -> QFont:
@@ -553,15 +554,50 @@ class FindingsPanel(QWidget):
         self.reset_columns()
         self.table.activated.connect(self._on_activated)
         self.table.doubleClicked.connect(self._on_activated)
+        #: The selected finding whole, wrapped and selectable (issue 27 item 5: the table cuts it).
+        self.full = QPlainTextEdit()
+        self.full.setObjectName("FindingText")
+        self.full.setReadOnly(True)
+        self.full.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.full.setPlaceholderText("Select a finding to read it whole.")
+        self.full.setMaximumHeight(self.full.fontMetrics().lineSpacing() * 7 + 12)
+        self.copy_button = _copy_button("Copy", "Copy the selected finding (as shown)")
+        self.copy_button.setIcon(icons.icon(icons.COPY, self.palette()))
+        self.copy_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.copy_button.clicked.connect(self.copy_selected)
+        self.table.selectionModel().currentRowChanged.connect(self._show_current)
+        model.modelReset.connect(self._show_current)
+        model.dataChanged.connect(self._show_current)  # redaction on or off
         hint = QLabel(
-            "Findings whose code starts with server. are about the memory server's next start; the others are "
-            "about the folder and our guarded replay. Activate a finding (double-click or Enter) to select its "
-            "event or file."
+            "Errors first, then warnings, then info, as check lists them. Findings whose code starts with "
+            "server. are about the memory server's next start; the others are about the folder and our guarded "
+            "replay. Activate a finding (double-click or Enter) to select its event or file."
         )
         hint.setWordWrap(True)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.table)
+        layout.addWidget(self.table, 1)
+        box = QHBoxLayout()
+        box.addWidget(self.full, 1)
+        box.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(box)
         layout.addWidget(hint)
+        self._show_current()
+
+    def selected(self) -> Finding | None:
+        """The finding of the table's current row, if any."""
+        index = self.table.currentIndex()
+        row = self.model.data(index, ROW_ROLE) if index.isValid() else None
+        return row if isinstance(row, Finding) else None
+
+    def _show_current(self, *_args: Any) -> None:
+        finding = self.selected()
+        self.full.setPlainText(self.model.full_text(finding) if finding is not None else "")
+        self.copy_button.setEnabled(finding is not None)
+
+    def copy_selected(self) -> None:
+        """Put the selected finding, whole, on the clipboard."""
+        if self.selected() is not None:
+            QGuiApplication.clipboard().setText(self.full.toPlainText())
 
     def reset_columns(self) -> None:
         """Widths that fit a severity, the longest code and a message of about 60 characters; the

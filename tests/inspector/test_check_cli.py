@@ -351,14 +351,11 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         "  blocked   event #9 reflection.surfaced: no_handler: "
         "no replay handler is registered for 'reflection.surfaced'",
         "  findings (4)",
-        "   about the memory server's next start",
+        # errors first, the server's next start's first among them; then warnings
         "    error    server.replay_stops       the memory server's next start stops at event #9 "
         "(reflection.surfaced: no_handler) after applying 0; the 1 after it stay unapplied by it (1 of them our "
         "guarded replay already applied, so their effect is in the views), and its next live write moves the "
         f"sentinel past them for good (memory-format §9.6)  [event {legacy}]",
-        "   about the folder and guarded replay",
-        "    warning  tail.pending              1 event after the sentinel is not applied yet; replay holds 1 of "
-        f"them, from event #9 (no_handler)  [event {legacy}]",
         "    error    replay.blocked            replay cannot apply event #9 (reflection.surfaced): no_handler: no "
         "replay handler is registered for 'reflection.surfaced'; it holds reflection "
         f"{folders.REFLECTION_IDS[0]} and goes on with other entries  [event {legacy}]",
@@ -367,6 +364,8 @@ def test_human_output_has_one_block_per_character_and_one_line_per_finding(
         "(no_handler); 0 later events of that entry wait behind it, and events of other entries still replay. "
         "The sentinel stays before it until it applies or a person parks it (what to do: memory-inspector replay PATH "
         f"--character blocked-legacy-type --park {legacy})  [event {legacy}]",
+        "    warning  tail.pending              1 event after the sentinel is not applied yet; replay holds 1 of "
+        f"them, from event #9 (no_handler)  [event {legacy}]",
     ]
     assert blocks[2].splitlines()[-1] == "  findings  none: healthy"
     assert blocks[3] == "result: PROBLEMS FOUND (3 errors, 1 warning, 0 info)\n"

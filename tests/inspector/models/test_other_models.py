@@ -105,10 +105,10 @@ def test_findings_and_outbox_tables(qtmodeltester):
         Finding("view.corrupt", "error", "persona.json is not JSON", file="persona.json"),
     ])
     qtmodeltester.check(findings)
-    assert dump(findings) == [
+    assert dump(findings) == [  # check's order: errors first (issue 27 item 5)
         ["error", "replay.blocked", "replay stops at event #3", "e3"],
-        ["warning", "line.torn_tail", "torn last line", " (line 9)"],
         ["error", "view.corrupt", "persona.json is not JSON", "persona.json"],
+        ["warning", "line.torn_tail", "torn last line", " (line 9)"],
     ]
     assert findings.index(0, 0).data(Qt.ItemDataRole.BackgroundRole) is not None
     outbox = OutboxTableModel()
