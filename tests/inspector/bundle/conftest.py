@@ -62,17 +62,11 @@ class AsBundled:
         return self.r.base.keyed_ids("/".join(self.r.file_name(p) for p in s.split("/")))
 
 
-def verdict(diag: Any, ids: Any = None) -> list[dict[str, Any]]:
+def verdict(diag: Any, as_bundled: AsBundled | None = None) -> list[dict[str, Any]]:
     """What must be equal between an input and its bundle: codes, severities, event states and
-    reasons, counts, line numbers and event ids (``ids``, an :class:`AsBundled`, or a function
-    that keys the entry ids and file names of the original)."""
-    if ids is None:
-        m = AsBundled()
-    elif isinstance(ids, AsBundled):
-        m = ids
-    else:
-        m = AsBundled()
-        m.entry = m.file = ids  # type: ignore[method-assign]
+    reasons, counts, line numbers, event ids and the server's start (``as_bundled``: how the
+    bundle shows the original's ids and file names)."""
+    m = as_bundled if as_bundled is not None else AsBundled()
     out = []
     for c in diag.characters:
         server = c.server_start
@@ -184,9 +178,6 @@ def members(zip_path: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(zip_path) as zf:
         return {i.filename: zf.read(i) for i in zf.infolist()}
 
-
-def keyed(secret: bytes) -> Any:
-    return Redactor(secret).keyed_ids
 
 
 def manifest_of(zip_path: Path) -> dict[str, Any]:
