@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.bundle import rules as R
+from inspector.core.bundle.members import inner_links
 from inspector.core.bundle.redact import BundleRedactor
-from journal import fs
 from journal.diagnosis import CharacterDiagnosis, Diagnosis
 from journal.diagnosis.recorded import (
     FACTS_SCHEMA,
@@ -110,31 +110,6 @@ def character_facts(
         rec["missing_inputs"] = [scrub(x) for x in rec["missing_inputs"]]
         rec["error"] = None if rec["error"] is None else scrub(rec["error"])
         out["persona_ensure"] = rec
-    return out
-
-
-def inner_links(char_dir: Path) -> list[tuple[str, str]]:
-    """``(link, target)`` relative to ``char_dir``: the links of the folder and its shard folders
-    that lead to a regular file inside it (the diagnosis follows them; a bundle holds no link)."""
-    out: list[tuple[str, str]] = []
-    if os.path.islink(char_dir):
-        return out
-    real = os.path.realpath(char_dir)
-    for sub in ("", *R.ARCHIVE_FOLDERS):
-        folder = char_dir / sub if sub else char_dir
-        if sub and (os.path.islink(folder) or not folder.is_dir()):
-            continue
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for e in entries:
-            if not e.is_symlink():
-                continue
-            to = os.path.realpath(e.path)
-            if to != real and fs.is_inside(to, real) and os.path.isfile(to):
-                link = f"{sub}/{e.name}" if sub else e.name
-                out.append((link, os.path.relpath(to, real).replace(os.sep, "/")))
     return out
 
 

@@ -121,7 +121,7 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPl
         return got if safe_file_name(got) else "(a name that is not shown)"
 
     entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    aliases = _aliases(folder, entries)
+    aliases = _aliases(folder)
     for entry in entries:
         name = entry.name
         st = entry.stat(follow_symlinks=False)
@@ -153,17 +153,39 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPl
     return plan
 
 
-def _aliases(folder: Path, entries: list[os.DirEntry[str]]) -> dict[str, str]:
-    """File name → the name of a link of the folder that leads to it (the diagnosis reads that file
-    under the link's name, so the bundle redacts it as that kind of file)."""
-    out: dict[str, str] = {}
-    real = os.path.realpath(folder)
-    for e in entries:
-        if not e.is_symlink():
+def inner_links(char_dir: Path) -> list[tuple[str, str]]:
+    """``(link, target)`` relative to ``char_dir``: the links of the folder and of its shard
+    folders that lead to a regular file inside it. The diagnosis reads through them; a bundle
+    holds no link, so it redacts the file as the kind the link names (:func:`plan_folder`) and
+    records the link for its check to re-make (:mod:`inspector.core.bundle.facts`)."""
+    out: list[tuple[str, str]] = []
+    if os.path.islink(char_dir):
+        return out
+    real = os.path.realpath(char_dir)
+    for sub in ("", *R.ARCHIVE_FOLDERS):
+        folder = char_dir / sub if sub else char_dir
+        if sub and (os.path.islink(folder) or not folder.is_dir()):
             continue
-        to = os.path.realpath(e.path)
-        if os.path.dirname(to) == real and os.path.isfile(to):
-            out.setdefault(os.path.basename(to), e.name)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if not e.is_symlink():
+                continue
+            to = os.path.realpath(e.path)
+            if to != real and fs.is_inside(to, real) and os.path.isfile(to):
+                link = f"{sub}/{e.name}" if sub else e.name
+                out.append((link, os.path.relpath(to, real).replace(os.sep, "/")))
+    return out
+
+
+def _aliases(folder: Path) -> dict[str, str]:
+    """Top-level file name → the name of a top-level link that leads to it (the first, by name)."""
+    out: dict[str, str] = {}
+    for link, target in inner_links(folder):
+        if "/" not in link and "/" not in target:
+            out.setdefault(target, link)
     return out
 
 
