@@ -92,8 +92,9 @@ class ArchiveMigration:
 
 def archive_migration(char_dir: str | os.PathLike[str]) -> ArchiveMigration | None:
     """Whether the archive migration converts a flat ``reflections_archive.json`` into shards at
-    this start, and for which dates; ``None`` when it does nothing: its marker is in the shard
-    folder, there is no flat file, or the file is not a JSON list (it is then kept as it is)."""
+    this start, and for which dates (§9.8.7, ``memory/archive_shards.py:529-569``); ``None`` when
+    it does nothing: its marker is in the shard folder, there is no flat file, or the file is not
+    UTF-8 or not a JSON list (it is then kept as it is)."""
     cd = os.fspath(char_dir)
     if os.path.lexists(os.path.join(cd, REFLECTION_ARCHIVE, MIGRATED_MARKER)):
         return None

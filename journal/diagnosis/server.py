@@ -604,7 +604,7 @@ def _row_notes(c: Character, s: ServerStart) -> None:
             "a repeated event id is replayed again; when its replay ends on a copy, the sentinel names an id whose "
             "first line comes earlier, so every later start replays from there again"
         )
-    if any(d.kind == "torn_tail" for d in c.defects):
+    if append_glues(any(d.kind == "torn_tail" for d in c.defects)):
         notes.append("an append after the torn last line is glued onto it")
     if s.deletes:
         notes.append(

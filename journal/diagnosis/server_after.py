@@ -25,7 +25,7 @@ from journal.servermigrations import (
     has_evidence_marker,
     reflection_needs_seed,
 )
-from journal.serverrules import sentinel_after
+from journal.serverrules import append_glues, sentinel_after
 from journal.shards import REFLECTION_ARCHIVE
 from journal.views import PERSONA, REFLECTIONS
 
@@ -51,7 +51,7 @@ def predict_after_reconcile(c: Character, s: ServerStart, store: ProjectionStore
         if s.evidence_seeds:
             s.sentinel_after = sentinel_after(s.applied, s.sentinel_after.event_id, s.evidence_seeds)
             s.migration_orphans = s.unapplied
-            s.migration_glues = any(d.kind == "torn_tail" for d in c.defects)
+            s.migration_glues = append_glues(any(d.kind == "torn_tail" for d in c.defects))
             writes += [JOURNAL_NAME, SENTINEL_NAME]
             if any(reflection_needs_seed(r) for r in reflections):
                 writes.append(REFLECTIONS)

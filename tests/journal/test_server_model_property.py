@@ -503,3 +503,66 @@ def test_the_generator_is_deterministic(tmp_path: Path, seed: int) -> None:
     files = sorted(p.relative_to(a.char) for p in a.char.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(b.char) for p in b.char.rglob("*") if p.is_file())
     assert all((a.char / f).read_bytes() == (b.char / f).read_bytes() for f in files)
+
+
+# -- each rule in one named function of the model ---------------------------------------------------
+
+#: The rules the property test checks, each with its one home in the model and what its docstring
+#: cites (a section of the format notes, or the server's line where the notes name it).
+RULES = (
+    ("which characters it ensures and reconciles (§9.1, §9.8.10)", "journal.serverrules", "read_characters", "§9.1"),
+    ("a character it lists is reconciled (§4.2 step 5)", "journal.serverrules", "reconciles", "§9.1"),
+    ("its reader's records (§4.1 step 2, §9.3, §9.8.5)", "journal.serverrules", "server_reader", "§9.8.5"),
+    ("records only its reader takes (§4.1 step 2)", "journal.serverrules", "server_records_at", "§4.1"),
+    ("its sentinel lookup (§3.2)", "journal.serverrules", "server_sentinel", "§3.2"),
+    ("a sentinel it cannot decode (§3.2, §9.8.2)", "journal.serverrules", "sentinel_undecodable", "§9.8.2"),
+    ("a journal it cannot decode (§9.8.1)", "journal.diagnosis.server", "_journal_undecodable", "§9.8.1"),
+    ("its replay stops everything at the first failure (§4.1 step 4)", "journal.engine", "TailPass.for_server", "§4.1"),
+    ("what it does where our archive handlers stop (§3.5 (d), §9.7)", "journal.serverrules", "server_outcome", "§9.7"),
+    ("what its archive step finds in a shard (§9.8.4)", "journal.serverrules", "server_shard_state", "§9.8.4"),
+    ("its handlers' != (§9.8.9)", "journal.serverrules", "server_assigns", "§9.8.9"),
+    ("a sentinel it cannot write (§4.1 step 5)", "journal.serverrules", "server_sentinel_writable", "§4.1"),
+    ("who writes the sentinel (§3.2)", "journal.serverrules", "sentinel_after", "§3.2"),
+    ("the sweep of its atomic writes (§4.5)", "journal.serverrules", "swept_temp_files", "§4.5"),
+    ("an append after a torn line glues (§3.1, §9.7)", "journal.serverrules", "append_glues", "§3.1"),
+    ("persona ensure's read (§9.9 fact 1)", "journal.serverpersona", "read_persona", "Fact 1"),
+    ("v1 keys (§9.9 fact 2)", "journal.serverpersona", "migrate_v1_keys", "Fact 2"),
+    ("an empty persona (§9.9 fact 3)", "journal.serverpersona", "is_empty", "Fact 3"),
+    ("the settings fill (§9.9 fact 4)", "journal.serverpersona", "settings_fill", "Fact 4"),
+    ("the card sync (§9.9 fact 5)", "journal.serverpersona", "card_sync", "Fact 5"),
+    ("a new entry (§9.9 fact 6)", "journal.serverpersona", "new_entry", "Fact 6"),
+    ("the cards (§9.9 fact 7)", "journal.servercards", "cards_from", "Fact 7"),
+    ("what ensure saves (§9.9 fact 8)", "journal.serverpersona", "saved_bytes", "Fact 8"),
+    ("what its migration's ensure gets", "journal.serverpersona", "PersonaEnsurePrediction.returned", "§9.8.7"),
+    ("the migration's marker (§9.8.7)", "journal.servermigrations", "has_evidence_marker", "evidence_loops.py:641"),
+    ("which reflections it seeds (§9.8.7)", "journal.servermigrations", "reflection_needs_seed", "evidence_loops.py"),
+    ("which persona entries it seeds", "journal.servermigrations", "persona_entry_needs_seed", "evidence_loops.py"),
+    ("the archive migration (§9.8.7)", "journal.servermigrations", "archive_migration", "archive_shards.py"),
+)  # fmt: skip
+
+#: The modules of the server model.
+MODEL = (
+    "journal.serverrules", "journal.serverpersona", "journal.servercards", "journal.servermigrations",
+    "journal.diagnosis.server", "journal.diagnosis.server_after",
+)  # fmt: skip
+
+
+def test_each_rule_it_checks_has_one_named_function_in_the_model() -> None:
+    import ast
+    import importlib
+    import inspect
+
+    defined: dict[str, list[str]] = {}
+    for module in MODEL:
+        tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined.setdefault(node.name, []).append(module)
+    for rule, module, name, cites in RULES:
+        obj: Any = importlib.import_module(module)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        doc = inspect.getdoc(obj.fget if isinstance(obj, property) else obj) or ""
+        assert cites in doc, f"{module}.{name} ({rule}) does not cite {cites}"
+        # one home: no other function of the model has its name
+        assert len(defined.get(name.rsplit(".", 1)[-1], [module])) == 1, (rule, defined.get(name))
