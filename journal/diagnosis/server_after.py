@@ -39,8 +39,12 @@ def predict_after_reconcile(c: Character, s: ServerStart, store: ProjectionStore
         persona_after_ensure: the persona the migration's own persona ensure returns
             (:attr:`journal.serverpersona.PersonaEnsurePrediction.returned`; ``None``: it raises
             or is not known, and the evidence migration returns at once). The
-            migration seeds from the views as reconcile leaves them (the server's persona cache
-            after reconcile is not modelled: the replayed entries are taken as it sees them).
+            migration seeds from the views as reconcile leaves them, which is what the server's
+            migration reads: its reflections from the file (``_aload_reflections_full``), its
+            persona from the persona cache, which ensure filled and every persona handler that
+            changes the file replaces with what it saved (``memory/evidence_handlers.py:219``,
+            ``:303``, ``:479``); the card sync that call redoes on the cache changes nothing a
+            replayed event can touch (their payloads never carry a text).
     """
     folder = c.folder
     assert folder is not None
