@@ -122,13 +122,14 @@ def compare_sides(a: Side, b: Side) -> Comparison:
     """Compare two opened sides (only read)."""
     result = Comparison(a.given, b.given, a.name)
     result.problems = input_problems("a", a) + input_problems("b", b)
-    result.journal = compare_journals(a.dir, b.dir, a.diagnosis, b.diagnosis)
+    ids = (a.diagnosis.events.event_ids(), b.diagnosis.events.event_ids())  # a million ids: listed once
+    result.journal = compare_journals(a.dir, b.dir, a.diagnosis, b.diagnosis, ids)
     result.files, unreadable = compare_files(a.dir, b.dir)
     known = {(p.side, p.file) for p in result.problems}
     result.problems += [p for p in unreadable if (p.side, p.file) not in known]
     result.entries, result.view_problems = compare_views(a.dir, b.dir)
     result.outbox = compare_outboxes(a.dir, b.dir)
-    result.states = compare_states(a.dir, b.dir, a.diagnosis, b.diagnosis, result.journal.common_prefix)
+    result.states = compare_states(a.dir, b.dir, a.diagnosis, b.diagnosis, result.journal.common_prefix, ids)
     return result
 
 

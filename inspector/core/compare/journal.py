@@ -119,13 +119,18 @@ def _changed(a: Event, b: Event) -> tuple[tuple[ValueChange, ...], int]:
 
 
 def _content_changes(
-    a_path: Path, b_path: Path, start: int, a_diag: CharacterDiagnosis, b_diag: CharacterDiagnosis
+    a_path: Path,
+    b_path: Path,
+    start: int,
+    a_diag: CharacterDiagnosis,
+    b_diag: CharacterDiagnosis,
+    ids: tuple[list[str], list[str]],
 ) -> list[EventChange]:
-    """The events both journals hold past ``start`` whose records differ, in A's order."""
-    a_ev, b_ev = a_diag.events, b_diag.events
-    a_off, b_off = a_ev.offsets(), b_ev.offsets()
+    """The events both journals hold past ``start`` whose records differ, in A's order (``ids``:
+    each side's event ids, in order)."""
+    a_off, b_off = a_diag.events.offsets(), b_diag.events.offsets()
     ra, rb = bisect_left(a_off, start), bisect_left(b_off, start)
-    a_ids, b_ids = a_ev.event_ids(), b_ev.event_ids()
+    a_ids, b_ids = ids
     both = set(a_ids[ra:]) & set(b_ids[rb:])
     if not both:
         return []
@@ -222,10 +227,12 @@ def compare_journals(
     b_dir: str | os.PathLike[str],
     a_diag: CharacterDiagnosis,
     b_diag: CharacterDiagnosis,
+    ids: tuple[list[str], list[str]] | None = None,
 ) -> JournalDiff:
-    """Compare the journals of two character folders (only read), given their diagnoses."""
+    """Compare the journals of two character folders (only read), given their diagnoses (and each
+    side's event ids in order, when the caller has them already)."""
     diff = JournalDiff(_side(a_diag), _side(b_diag))
-    a_ids, b_ids = a_diag.events.event_ids(), b_diag.events.event_ids()
+    a_ids, b_ids = ids if ids is not None else (a_diag.events.event_ids(), b_diag.events.event_ids())
     prefix = _prefix(a_ids, b_ids)
     diff.common_prefix = prefix
     # Where they part: the first index one side holds and the other does not hold the same.
@@ -238,7 +245,7 @@ def compare_journals(
     if diff.a.error is None and diff.b.error is None and diff.a.present and diff.b.present:
         a_path, b_path = Path(a_dir) / JOURNAL_NAME, Path(b_dir) / JOURNAL_NAME
         start = first_difference(a_path, b_path)
-        diff.changed = _content_changes(a_path, b_path, start, a_diag, b_diag)
+        diff.changed = _content_changes(a_path, b_path, start, a_diag, b_diag, (a_ids, b_ids))
         diff.damage_only_a, diff.damage_only_b = _damage_only(a_path, b_path, start, a_diag, b_diag)
     else:
         # One side has no journal (or it is unreadable: the comparison's problems say so): all its

@@ -38,11 +38,17 @@ def _side(diag: CharacterDiagnosis, char_dir: Path, index_of: dict[str, int]) ->
 
 
 def compare_states(
-    a_dir: Path, b_dir: Path, a_diag: CharacterDiagnosis, b_diag: CharacterDiagnosis, prefix: int
+    a_dir: Path,
+    b_dir: Path,
+    a_diag: CharacterDiagnosis,
+    b_diag: CharacterDiagnosis,
+    prefix: int,
+    ids: tuple[list[str], list[str]] | None = None,
 ) -> StatesDiff:
     """Both sides' states and park decisions, and the events whose state differs (``prefix``: the
-    journals' common prefix, where an event has the same index on both sides)."""
-    a_ids, b_ids = a_diag.events.event_ids(), b_diag.events.event_ids()
+    journals' common prefix, where an event has the same index on both sides; ``ids``: each side's
+    event ids in order, when the caller has them already)."""
+    a_ids, b_ids = ids if ids is not None else (a_diag.events.event_ids(), b_diag.events.event_ids())
     # Past the common prefix an id is looked up; inside it, it is at the same index.
     a_rest = {eid: i for i, eid in enumerate(a_ids[prefix:], prefix)}
     b_rest = {eid: i for i, eid in enumerate(b_ids[prefix:], prefix)}
