@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,7 +21,7 @@ from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
 from journal.diagnosis.folder import Folder, ProjectionStore, probe_path
 from journal.diagnosis.recorded import RecordedCharacter
-from journal.diagnosis.values import ArchiveOrphan, CharacterDiagnosis, ServerStatus
+from journal.diagnosis.values import ArchiveOrphan, CharacterDiagnosis, ServerStatus, is_shown
 from journal.errors import ViewDriftError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.fs import is_leftover_temp
@@ -354,6 +355,7 @@ def check_suspects(c: Character) -> None:
         return
     found = events_at(c.journal_path, (events.offset(i) for i in candidates))
     store = ProjectionStore(folder)
+    replaced: set[str | None] = set()
     for i in sorted(candidates):
         ev = found.get(events.offset(i))
         etype = events.type(i)
@@ -395,6 +397,12 @@ def check_suspects(c: Character) -> None:
             continue
         except Exception:
             continue  # a corrupt view or shard, or a bad name: their own findings say so
+        if changed and store.written and store.written <= {REFLECTIONS, PERSONA}:
+            # Only views, no shard: its values are not in the view (a download, or a hand edit).
+            # One view.replaced finding per character says it, entry by entry (check_replaced).
+            events.set_state(i, "suspect", "view_differs", "the view's values differ from this event's (view.replaced)")
+            replaced.add(events.entries[i])
+            continue
         if changed:
             files = ", ".join(sorted(store.written)) or "the folder"
             message = (
@@ -409,6 +417,76 @@ def check_suspects(c: Character) -> None:
                 event_id=eid,
                 file=files if store.written else None,
             )
+
+    if replaced:
+        check_replaced(c, store, replaced)
+
+
+#: Text a ``view.replaced`` finding may show of a value besides numbers, booleans and null: the
+#: handlers' enumerated fields (never text, memory-format §9.5).
+_SHOWN_WORDS = frozenset({"status"})
+
+
+def _value_words(name: str, value: Any) -> str:
+    if is_shown(value) or (name in _SHOWN_WORDS and isinstance(value, str) and len(value) <= 40):
+        return json.dumps(value, ensure_ascii=False)
+    return "(a value)"
+
+
+def check_replaced(c: Character, store: ProjectionStore, entries: set[str | None]) -> None:
+    """One ``view.replaced`` finding: entries whose last applied event's values are not in the view,
+    with no pending event to explain it (issue 26 item 4): its views came from elsewhere (a cloud
+    download) while its journal stayed. The cause is named a download only with evidence
+    (:func:`download_evidence`)."""
+    parts = []
+    for name, ref, before, after in store.changed_entries():
+        if ref not in entries or after is None:
+            continue
+        old = before or {}
+        fields = [
+            f"{k} {_value_words(k, old.get(k))} in the view, {_value_words(k, after.get(k))} by the journal"
+            for k in [*old, *(k for k in after if k not in old)]
+            if k not in old or k not in after or not same_json(old.get(k), after.get(k))
+        ]
+        parts.append(f"{name} {ref}: {', '.join(fields) or 'differs'}")
+    if not parts:
+        return
+    evidence = download_evidence(c)
+    cause = (
+        f"the views were replaced by a cloud download ({evidence})"
+        if evidence
+        else "views replaced or edited outside the journal"
+    )
+    shown = "; ".join(parts[:20]) + (f"; … and {len(parts) - 20} more" if len(parts) > 20 else "")
+    c.findings.add(
+        "view.replaced",
+        "warning",
+        f"{len(parts)} entr{'y' if len(parts) == 1 else 'ies'} of the views disagree with the last applied event "
+        f"of the journal, and no pending event explains it: {cause}; the server's start replays nothing for them "
+        f"(journal and views now disagree silently): {shown}",
+        file=", ".join(sorted({p.split(" ", 1)[0] for p in parts})),
+    )
+
+
+def download_evidence(c: Character) -> str | None:
+    """Evidence that a cloud download replaced this folder's views: a download backup of this
+    character, or ``root_state.json``'s ``last_migration_result`` naming a download, under the
+    anchor beside the opened memory root (never above the folder that was opened)."""
+    from journal.cloudsave.anchor import download_backups, read_root_state  # cloudsave imports the diagnosis
+
+    anchor = c.dir.parent.parent
+    opened = Path(c.root_real)
+    if not (fs.is_inside(anchor, opened.parent) or fs.is_inside(anchor, opened)):
+        return None
+    found = []
+    backups = download_backups(anchor, c.diag.name)
+    if backups:
+        found.append("download backups: " + ", ".join(str(b.path) for b in backups))
+    state = read_root_state(anchor)
+    last = state.last_migration_result if state is not None else None
+    if last and "download" in last:
+        found.append(f"state/root_state.json last_migration_result {last}")
+    return "; ".join(found) or None
 
 
 def check_defects(c: Character) -> None:

@@ -72,6 +72,19 @@ FINDING_CODES = (
     "server.migration_orphans",
     "replay.held",
     "view.moved_on",
+    # issue 26: cloud-save units (journal.cloudsave), a download's effect, and views a download replaced
+    "view.replaced",
+    "cloud.unreadable",
+    "cloud.not_regular",
+    "cloud.fingerprint_differs",
+    "cloud.manifest_differs",
+    "cloud.manifest_missing",
+    "cloud.manifest_extra",
+    "cloud.layouts_differ",
+    "cloud.tombstoned",
+    "cloud.write_fenced",
+    "download.deletes",
+    "download.deletes_chat",
 )
 
 #: At most this many findings of one code per character; the rest are summed up in one more.

@@ -706,7 +706,10 @@ def test_unknown_sentinel_of_a_restored_folder_replays_into_a_blocked_legacy_eve
 # -- suspect: the heuristic ---------------------------------------------------------------------------
 
 
-def test_an_entry_changed_outside_the_journal_makes_its_last_event_suspect(tmp_path: Path) -> None:
+def test_an_entry_changed_outside_the_journal_is_one_view_replaced_finding(tmp_path: Path) -> None:
+    # Issue 26 item 4: a view whose values differ from its last applied event's, with no pending
+    # event to explain it, is one view.replaced finding per character naming both values (the
+    # event keeps its suspect state); without evidence of a download it says views were edited.
     b = folders.healthy(tmp_path)
     reflections = json.loads((b.path / "reflections.json").read_text(encoding="utf-8"))
     reflections[0]["status"] = "pending"  # its last event set "confirmed"
@@ -714,13 +717,12 @@ def test_an_entry_changed_outside_the_journal_makes_its_last_event_suspect(tmp_p
     c = diagnose(tmp_path).characters[0]
     assert [(e.index, e.state, e.reason) for e in c.events if e.state != "applied"] == [(3, "suspect", "view_differs")]
     [f] = c.findings
-    assert (f.code, f.severity, f.event_id, f.file) == (
-        "event.suspect",
-        "warning",
-        b.ids["confirmed"],
-        "reflections.json",
+    assert (f.code, f.severity, f.file) == ("view.replaced", "warning", "reflections.json")
+    assert f'reflections.json {folders.REFLECTION_IDS[0]}: status "pending" in the view, "confirmed" by the journal' in (
+        f.message
     )
-    assert "heuristic" in f.message
+    assert "views replaced or edited outside the journal" in f.message
+    assert "cloud download" not in f.message
 
 
 def test_a_correction_merge_after_an_applied_merge_is_neither_suspect_nor_drift(tmp_path: Path) -> None:
