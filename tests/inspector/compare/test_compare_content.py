@@ -416,3 +416,14 @@ def test_persona_archive_shards_are_listed_files(pair):
     path.write_text(json.dumps(entries))
     (diff,) = _compare(a, b).files
     assert diff.file == f"{PERSONA_ARCHIVE}/{name}" and [c.path for c in diff.changes] == ["[0].archived_at"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_given_as_a_path_is_exit_2_and_never_read(pair, tmp_path, capsys):
+    _a, b = pair
+    fifo = tmp_path / "export.zip"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    assert main(["diff", str(fifo), str(b)]) == 2
+    assert main(["diff", str(b), str(fifo)]) == 2
+    assert "neither a folder nor a .zip" in capsys.readouterr().err
