@@ -23,9 +23,9 @@ def _parked_ids(char_dir: Path) -> list[str]:
     return list(seen)
 
 
-def _side(diag: CharacterDiagnosis, char_dir: Path, index_of: dict[str, int]) -> SideStates:
+def _side(diag: CharacterDiagnosis, parked_ids: list[str], index_of: dict[str, int]) -> SideStates:
     parked = []
-    for eid in _parked_ids(char_dir):
+    for eid in parked_ids:
         i = index_of.get(eid)
         if i is None:
             parked.append(ParkRef(eid, None, None, None))
@@ -68,7 +68,7 @@ def compare_states(
         return out
 
     a_index, b_index = index_in(a_ids, a_rest), index_in(b_ids, b_rest)
-    diff = StatesDiff(_side(a_diag, a_dir, a_index), _side(b_diag, b_dir, b_index))
+    diff = StatesDiff(_side(a_diag, parked_a, a_index), _side(b_diag, parked_b, b_index))
     candidates = {e.index for e in a_diag.events.not_applied()} | set(a_index.values())
     others = {e.index for e in b_diag.events.not_applied()} | set(b_index.values())
     for j in others:  # B's candidates, at their index on A's side
