@@ -28,7 +28,8 @@ from inspector.core.bundle.members import FolderPlan, Omitted, Planned, plan_fol
 from inspector.core.bundle.redact import BundleRedactor, dumps_json
 from inspector.core.redaction import Redactor, damaged_token
 from journal import fs
-from journal.diagnosis import DiagnosisInputError, UnreadableInputError, diagnose_path
+from journal.diagnosis import DiagnosisInputError, diagnose_path
+from journal.inputs import resolve
 
 #: Read in pieces of this size when a file is copied as it is (the journal with ``redact=False``).
 _PIECE = 4 << 20
@@ -86,27 +87,6 @@ def check_output(path: str | os.PathLike[str], out: str | os.PathLike[str], *, f
     if os.path.lexists(out_abs) and not force:
         raise BundleRefusedError(f"{out}: already exists; use --force to replace it")
     return out_abs
-
-
-def refuse_special_input(path: str) -> None:
-    """Refuse a PATH that is neither a folder nor a regular file (a FIFO, socket or device) before
-    anything opens it: a FIFO's open would wait for a writer forever.
-
-    Raises:
-        UnreadableInputError: it is one (a PATH that does not exist is left to the diagnosis).
-    """
-    try:
-        st = os.stat(path)
-    except OSError:
-        return
-    if stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode):
-        return
-    try:
-        with fs.open_regular(path):  # never blocks; says what the special file is
-            pass
-    except OSError as exc:
-        raise UnreadableInputError(f"{path}: neither a folder nor a .zip export: {exc.strerror or exc}") from None
-    raise UnreadableInputError(f"{path}: neither a folder nor a .zip export")
 
 
 def _input_size(path: str) -> tuple[int, int]:
@@ -249,7 +229,9 @@ def write_bundle(
         OSError: the output cannot be written (nothing is left behind).
     """
     given = os.fspath(path)
-    refuse_special_input(given)
+    # What PATH is, before anything walks or opens it (a FIFO's open would wait for a writer
+    # forever): the resolver refuses what is neither a folder nor a zip, and an unknown character.
+    resolve(given, character, extract=False).close()
     out_abs = check_output(given, out, force=force)
     journals, total = _input_size(given)
     meter = _Progress(journals + total, progress, cancelled)
@@ -281,13 +263,13 @@ def write_bundle(
                 z = _Zip(fh, when)
                 with z.zf:
                     done = journals
-                    kept: dict[str, tuple[Any, FolderPlan | None, BundleRedactor | None, str | None]] = {}
+                    kept: dict[str, tuple[Any, FolderPlan | None, BundleRedactor | None, dict[str, str]]] = {}
                     for (name, folder, plan, why), c in zip(plans, diag.characters, strict=True):
                         manifest.characters.append({"folder": folder} if redact else {"name": name, "folder": folder})
                         z.folder(folder)
                         if plan is None:
                             manifest.omitted.append({"character": folder, "what": "(the folder)", "reason": str(why)})
-                            kept[folder] = (c, None, None, None)
+                            kept[folder] = (c, None, None, {})
                             continue
                         redactor = BundleRedactor(base) if redact else None
                         done, unreadable = _add_character(z, folder, plan, redactor, meter, done)
@@ -364,10 +346,10 @@ def _member_name(plan: FolderPlan | None, file_name: Callable[[str], str]) -> Ca
 
 def _add_character(
     z: _Zip, folder: str, plan: FolderPlan, redactor: BundleRedactor | None, meter: _Progress, done: int
-) -> tuple[int, str | None]:
-    """Add a character's members; returns the bytes done and why its journal could not be read
-    (``None``: it could, or it has none)."""
-    unreadable = None
+) -> tuple[int, dict[str, str]]:
+    """Add a character's members; returns the bytes done and, by member name inside the folder,
+    why a file could not be read (it is left out)."""
+    unreadable: dict[str, str] = {}
     for sub in plan.folders:
         z.folder(f"{folder}/{sub}")
     # The journal last: its text digests map through the entry texts the views and shards hold.
@@ -387,8 +369,7 @@ def _add_character(
         except OSError as exc:
             plan.omitted.append(Omitted(p.member, f"cannot be read: {exc.strerror or exc}"))
             z.records = [r for r in z.records if r.name != member]
-            if p.how == "journal":
-                unreadable = exc.strerror or str(exc)
+            unreadable[p.member] = exc.strerror or str(exc)
         done += p.size
         meter.at(done)
     return done, unreadable
