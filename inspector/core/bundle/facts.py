@@ -50,7 +50,7 @@ def character_facts(
     member_name: Callable[[str], str | None],
     redactor: BundleRedactor | None,
     scrub: Callable[[str], str],
-    journal_unreadable: str | None,
+    unreadable: Mapping[str, str],
 ) -> dict[str, Any]:
     """The facts of one character (see :mod:`journal.diagnosis.recorded`).
 
@@ -62,8 +62,8 @@ def character_facts(
         member_name: a file's name inside the folder in the bundle (``None``: it has none).
         redactor: the character's redactor (``None``: not redacted).
         scrub: applied to every message recorded.
-        journal_unreadable: why the journal could not be read, when the bundle leaves it out for
-            that and the diagnosis found it unreadable too.
+        unreadable: by member name, why a file could not be read, which the bundle leaves out for
+            that: recorded where the diagnosis found it unreadable too (the journal, a view).
     """
     out: dict[str, Any] = {}
     refused = []
@@ -88,15 +88,17 @@ def character_facts(
             refused.append({"what": ".", "kind": kind, "reason": scrub(f.message), "finding": finding})
     if refused:
         out["refused"] = refused
-    if journal_unreadable is not None and c.journal.present and c.journal.unreadable is not None:
-        absent = next((f for f in c.findings if f.code == "journal.absent" and f.file == JOURNAL_NAME), None)
-        out["unreadable"] = [
-            {
-                "what": JOURNAL_NAME,
-                "reason": journal_unreadable,
-                "finding": None if absent is None else {"code": absent.code, "severity": absent.severity},
-            }
-        ]
+    gone = []
+    for what, why in sorted(unreadable.items()):
+        code = "journal.absent" if what == JOURNAL_NAME else "view.corrupt"
+        if what == JOURNAL_NAME and not (c.journal.present and c.journal.unreadable is not None):
+            continue
+        found = next((f for f in c.findings if f.code == code and f.file == what), None)
+        if found is None:  # the diagnosis read it: it is not recorded as unreadable
+            continue
+        gone.append({"what": what, "reason": why, "finding": {"code": found.code, "severity": found.severity}})
+    if gone:
+        out["unreadable"] = gone
     s = c.server_start
     ensure = None if s is None else s.persona_ensure
     if ensure is not None:
