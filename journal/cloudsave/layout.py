@@ -29,6 +29,8 @@ BACKUPS_DIR = "cloudsave_backups"
 DOWNLOAD_PREFIX = "character-download-"
 OPERATION_NAME = "_operation.json"
 UNIT_FILES = ("profile.json", "binding.json", "meta.json")
+#: Files a memory folder has and an upload never exports (§1.3): a folder holding one is no unit.
+NOT_EXPORTED = ("events.ndjson", "events_applied.json", "outbox.ndjson", "cursors.json")
 #: What only a cloud-save root holds beside ``characters/`` and ``memory/`` (§1.2).
 ROOT_MARKERS = ("manifest.json", "profiles", "catalog", "bindings")
 
@@ -200,6 +202,9 @@ def find_cloud(path: Path, *, export: Path | None = None) -> CloudInput | None:
         root = parent.parent
         units = [u for u in units_of_root(root) if u.name == p.name]
         return CloudInput("legacy", p, units, anchor(root))
+    sent_alone = parent.name == LEGACY_DIR or export is not None
+    if sent_alone and managed_files(p) and not any(os.path.lexists(p / f) for f in NOT_EXPORTED):
+        return CloudInput("legacy", p, [CloudUnit(p.name, legacy_dir=p)], None)  # a legacy folder sent alone
     if is_unit(p) and any(os.path.lexists(p / f) for f in UNIT_FILES[::2]):
         return CloudInput("unit", p, [CloudUnit(p.name, unit_dir=p)], None)  # a unit sent alone
     if p.name.startswith(DOWNLOAD_PREFIX) and (found := backup_units(p)):
