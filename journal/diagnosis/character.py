@@ -122,7 +122,7 @@ def _run(
     checks.check_leftovers(c)
     _read_journal(c, report, journal)
     checks.check_sentinel(c)
-    c.folder = Folder(c.dir, c.root_real, c.findings)
+    c.folder = Folder(c.dir, c.root_real, c.findings, None if c.recorded is None else c.recorded.unreadable)
     c.folder.load_views()
     c.folder.scan_archives()
     checks.check_unhandled_orphans(c)

@@ -15,9 +15,10 @@ for each of thousands of checks.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,10 +103,14 @@ def _hashable(value: object) -> bool:
 class Folder:
     """The views and shards of one character folder, read once, never written."""
 
-    def __init__(self, char_dir: Path, root_real: str, findings: Findings) -> None:
+    def __init__(
+        self, char_dir: Path, root_real: str, findings: Findings, unreadable: Mapping[str, str] | None = None
+    ) -> None:
         self.dir = char_dir
         self.root_real = root_real
         self.findings = findings
+        #: view name → why the original could not read it (a support bundle's, which holds no such view)
+        self.unreadable: Mapping[str, str] = unreadable or {}
         self.confined = Confinement(char_dir)
         self.views: dict[str, _View] = {}
         self.reflection_ids: dict[Hashable, list[dict[str, Any]]] = {}
@@ -144,7 +149,8 @@ class Folder:
                 self.findings.add("input.refused", "warning", f"{name} is {_LEAVES}", file=name)
             return view
         probe = probe_path(path, self.root_real)
-        if probe.kind == "missing":
+        why = self.unreadable.get(name)
+        if probe.kind == "missing" and why is None:
             return view
         if probe.kind == "refused":
             if report:
@@ -152,6 +158,8 @@ class Folder:
             return view
         view.exists = True
         try:
+            if why is not None:  # as the original's read failed (recorded by the bundle, which holds no view)
+                raise PermissionError(errno.EACCES, f"{why} (in the original, as the bundle's manifest records)")
             view.value = load_view(path, expected)  # a folder or an unreadable file: replay's OSError
         except OSError as exc:
             view.error, view.failure = f"{name} cannot be read: {exc.strerror or exc}", exc

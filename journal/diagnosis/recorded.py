@@ -14,7 +14,8 @@ diagnosis of the bundle (a zip whose top holds that manifest) reads it back:
   that the one diagnosis refuses them again with the same consequences; and links the bundle
   does not hold as links although the original followed them (one to a file of the same folder,
   ``link_to``), re-made to that file's member;
-- ``unreadable``: inputs the original could not read (only the journal), read again as unreadable;
+- ``unreadable``: inputs the original could not read (the journal, a view), read again as
+  unreadable;
 - ``persona_ensure``: the original's persona-ensure decision (the cards it rests on are not in the
   bundle), with the SHA-256 of the bundle's ``persona.json`` and ``settings.json`` it holds for:
   taken only while the bundle's files are those.

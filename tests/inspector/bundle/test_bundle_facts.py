@@ -188,3 +188,27 @@ def test_a_link_to_a_file_of_the_folder_is_read_through_as_the_original_is(tmp_p
     with diagnose(path.parent) as original, diagnose(out) as bundled:
         assert original.characters[0].journal.events > 0
         same_verdicts(original, bundled, out, secret)
+
+
+@pytest.mark.parametrize("what", ["persona.json", "reflections.json"])
+def test_a_view_that_cannot_be_read_stays_unreadable(tmp_path, secret, monkeypatch, what):
+    """A view the sender cannot read is left out of the bundle, recorded with its reason, and read
+    as unreadable by the bundle's check (view.corrupt, replay meeting the same OSError)."""
+    path = fixtures.pending_tail(tmp_path / "root").path
+    view = str(path / what)
+    real = fs.open_regular
+
+    def denied(p):
+        if os.fspath(p) == view:
+            raise PermissionError(13, "Permission denied", view)
+        return real(p)
+
+    monkeypatch.setattr(fs, "open_regular", denied)
+    out = _bundle(path.parent, tmp_path, secret)
+    folder = manifest_of(out)["characters"][0]["folder"]
+    assert f"{folder}/{what}" not in members(out)
+    [fact] = manifest_of(out)["facts"]["characters"][folder]["unreadable"]
+    assert fact["what"] == what and fact["finding"] == {"code": "view.corrupt", "severity": "error"}
+    with diagnose(path.parent) as original, diagnose(out) as bundled:
+        assert any(f.code == "view.corrupt" and f.file == what for f in original.characters[0].findings)
+        same_verdicts(original, bundled, out, secret)
