@@ -263,13 +263,13 @@ def write_bundle(
                 z = _Zip(fh, when)
                 with z.zf:
                     done = journals
-                    kept: dict[str, tuple[Any, FolderPlan | None, BundleRedactor | None, str | None]] = {}
+                    kept: dict[str, tuple[Any, FolderPlan | None, BundleRedactor | None, dict[str, str]]] = {}
                     for (name, folder, plan, why), c in zip(plans, diag.characters, strict=True):
                         manifest.characters.append({"folder": folder} if redact else {"name": name, "folder": folder})
                         z.folder(folder)
                         if plan is None:
                             manifest.omitted.append({"character": folder, "what": "(the folder)", "reason": str(why)})
-                            kept[folder] = (c, None, None, None)
+                            kept[folder] = (c, None, None, {})
                             continue
                         redactor = BundleRedactor(base) if redact else None
                         done, unreadable = _add_character(z, folder, plan, redactor, meter, done)
@@ -346,10 +346,10 @@ def _member_name(plan: FolderPlan | None, file_name: Callable[[str], str]) -> Ca
 
 def _add_character(
     z: _Zip, folder: str, plan: FolderPlan, redactor: BundleRedactor | None, meter: _Progress, done: int
-) -> tuple[int, str | None]:
-    """Add a character's members; returns the bytes done and why its journal could not be read
-    (``None``: it could, or it has none)."""
-    unreadable = None
+) -> tuple[int, dict[str, str]]:
+    """Add a character's members; returns the bytes done and, by member name inside the folder,
+    why a file could not be read (it is left out)."""
+    unreadable: dict[str, str] = {}
     for sub in plan.folders:
         z.folder(f"{folder}/{sub}")
     # The journal last: its text digests map through the entry texts the views and shards hold.
@@ -369,8 +369,7 @@ def _add_character(
         except OSError as exc:
             plan.omitted.append(Omitted(p.member, f"cannot be read: {exc.strerror or exc}"))
             z.records = [r for r in z.records if r.name != member]
-            if p.how == "journal":
-                unreadable = exc.strerror or str(exc)
+            unreadable[p.member] = exc.strerror or str(exc)
         done += p.size
         meter.at(done)
     return done, unreadable
