@@ -177,6 +177,16 @@ def server_reader(defects: Iterable[Any], bom_lines: Iterable[int] = ()) -> Serv
     return ServerReader(frozenset(hidden), tuple(extra))
 
 
+def server_reads_journal(unreadable: str | None) -> bool:
+    """Whether what the server's reader finds in ``events.ndjson`` can be predicted, given why our
+    read of it failed (``None``: it did not, or there is no journal). A missing journal is no records
+    to the server (``_read_all_records`` returns ``[]`` when the file does not exist,
+    ``memory/event_log.py:284-285``; §4.1 step 2), so its start goes on as for an empty one: persona
+    ensure, a reconcile that replays nothing, then the migrations after it (§9.8.7). A journal that
+    is there but cannot be read, or is not followed, is not predicted past persona ensure."""
+    return unreadable is None
+
+
 class EventPositions(Protocol):
     """Where our reader's events are (what :class:`journal.diagnosis.EventList` offers)."""
 

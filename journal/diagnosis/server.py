@@ -45,6 +45,7 @@ from journal.serverrules import (
     server_assigns,
     server_outcome,
     server_reader,
+    server_reads_journal,
     server_reads_sentinel,
     server_records_at,
     server_sentinel,
@@ -77,7 +78,7 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     )
     s.persona = (ensure.action, ensure.message)
     s.persona_ensure = ensure
-    if not c.journal_ok:
+    if not server_reads_journal(c.diag.journal.unreadable):
         s.sentinel = c.diag.sentinel
         return s
     if not server_reads_sentinel(c.sentinel_read):

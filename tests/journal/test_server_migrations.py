@@ -17,7 +17,7 @@ from pathlib import Path
 from journal import fs
 from journal.diagnosis import diagnose_character
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
-from journal.fixtures import REFLECTION_IDS, healthy, legacy_type_blocked, torn_tail
+from journal.fixtures import REFLECTION_IDS, healthy, legacy_type_blocked, torn_tail, views_only_export
 from journal.servermigrations import MARKER_SECTION
 from journal.serverrules import read_characters
 from journal.shards import REFLECTION_ARCHIVE
@@ -144,3 +144,16 @@ def test_when_persona_ensure_raises_the_evidence_migration_returns_at_once(tmp_p
     assert s is not None and s.persona[0] == "raises"
     assert s.evidence_seeds is None and s.migration_orphans == 0
     assert PERSONA not in [p for p, _ in s.writes]
+
+
+def test_without_a_journal_the_start_still_ensures_the_persona_and_runs_its_migrations(tmp_path: Path) -> None:
+    # A missing journal is no records to the server (memory/event_log.py:284-285): its reconcile
+    # replays nothing and its start goes on; the migration's live writes then create the journal.
+    cd = views_only_export(tmp_path).path
+    _drop_marker(cd)
+    d = diagnose_character(cd)
+    assert not d.journal.present
+    s = d.server_start
+    assert s is not None and s.replays == 0 and s.evidence_seeds
+    assert {JOURNAL_NAME, SENTINEL_NAME, PERSONA} <= {p for p, _ in s.writes}
+    assert s.sentinel_after.by == "live_write"
