@@ -395,7 +395,7 @@ def _heal(files: Files, archive: str, basename: str, snapshot: dict[str, Any]) -
     eid = snapshot.get("id")
     if not eid:
         return False
-    rel = f"{archive}/{basename}"
+    rel = shard_path(files.char, archive, basename)
     existing: list[Any] = []
     if files.exists(rel):
         if rel in files.mem:
@@ -417,6 +417,14 @@ def _heal(files: Files, archive: str, basename: str, snapshot: dict[str, Any]) -
             return False
     files.save(rel, [*existing, dict(snapshot)])
     return True
+
+
+def shard_path(char: Path, archive: str, basename: str) -> str:
+    """Where ``os.path.join(archive_dir, basename)`` leads (the basename unvalidated, §9.7): relative
+    to the character folder inside it, absolute outside it."""
+    path = os.path.normpath(os.path.join(char, archive, basename))
+    inside = os.path.commonpath([str(char), path]) == str(char)
+    return Path(os.path.relpath(path, char)).as_posix() if inside else path
 
 
 def apply(files: Files, etype: Any, payload: Any) -> bool:
@@ -615,7 +623,8 @@ def server_start(char: Path, name: str, now: float | None = None) -> Expected:
         _changes(before, {REFLECTIONS: _view_or(files, REFLECTIONS), PERSONA: _view_or(files, PERSONA)}, out)
     out.writes |= files.written
     _migrations(char, out, files, journal, persona)
-    for folder in {os.path.dirname(w) for w in out.writes if w != JOURNAL}:  # appends are not atomic writes
+    # Appends are not atomic writes; a folder outside the character's is not looked at, for safety.
+    for folder in {os.path.dirname(w) for w in out.writes if w != JOURNAL and not os.path.isabs(w)}:
         d = char / folder
         for entry in sorted(d.iterdir()) if d.is_dir() else []:
             if SWEPT.fullmatch(entry.name) and entry.is_file() and now - entry.stat().st_mtime > DAY:
