@@ -109,7 +109,8 @@ class Folder:
         self.dir = char_dir
         self.root_real = root_real
         self.findings = findings
-        #: view name → why the original could not read it (a support bundle's, which holds no such view)
+        #: view or shard (``<archive>/<name>``) → why the original could not read it (a support
+        #: bundle's, which holds no such file)
         self.unreadable: Mapping[str, str] = unreadable or {}
         self.confined = Confinement(char_dir)
         self.views: dict[str, _View] = {}
@@ -206,7 +207,8 @@ class Folder:
             if probe.kind != "dir":
                 continue
             try:
-                names = sorted(os.listdir(folder))
+                # with the shards a bundle records as unreadable (it holds none of them)
+                names = sorted({*os.listdir(folder), *self._unreadable_in(archive)})
             except OSError as exc:
                 self.findings.add(
                     "shard.corrupt", "error", f"{archive}/ cannot be listed: {exc.strerror or exc}", file=archive
@@ -255,13 +257,16 @@ class Folder:
                 self.findings.add("input.refused", "warning", f"{rel} is {_LEAVES}", file=rel)
         else:
             probe = probe_path(path, self.root_real)
+            why = self.unreadable.get(f"{archive}/{name}")
             if probe.kind == "refused":
                 if probe_path(path.parent, self.root_real).kind == "dir":
                     self.findings.add(
                         "input.refused", "warning", f"{archive}/{name} is {probe.reason}", file=f"{archive}/{name}"
                     )
-            elif probe.kind != "missing":
+            elif probe.kind != "missing" or why is not None:
                 try:
+                    if why is not None:  # as the original's read failed (a bundle holds no such shard)
+                        raise PermissionError(errno.EACCES, f"{why} (in the original, as the bundle records)")
                     result = load_shard(path)  # the reconciler's own reader and words
                 except OSError as exc:  # a folder, no permission: replay's handler meets the OSError
                     result = ShardCorruptError(f"shard {archive}/{name} cannot be read: {exc.strerror or exc}")
@@ -270,6 +275,11 @@ class Folder:
                     result = exc
         self._shards[key] = result
         return result
+
+    def _unreadable_in(self, archive: str) -> list[str]:
+        """The shard names of ``archive`` recorded as unreadable (:attr:`unreadable`)."""
+        prefix = f"{archive}/"
+        return [n[len(prefix) :] for n in self.unreadable if n.startswith(prefix) and "/" not in n[len(prefix) :]]
 
     def shard_failure(self, archive: str, name: str) -> Exception | None:
         """What replay's store raises when a handler loads shard ``name`` (``None``: it loads)."""

@@ -63,7 +63,7 @@ def character_facts(
         redactor: the character's redactor (``None``: not redacted).
         scrub: applied to every message recorded.
         unreadable: by member name, why a file could not be read, which the bundle leaves out for
-            that: recorded where the diagnosis found it unreadable too (the journal, a view).
+            that: recorded where the diagnosis found it unreadable too (the journal, a view, a shard).
     """
     out: dict[str, Any] = {}
     refused = []
@@ -90,7 +90,7 @@ def character_facts(
         out["refused"] = refused
     gone = []
     for what, why in sorted(unreadable.items()):
-        code = "journal.absent" if what == JOURNAL_NAME else "view.corrupt"
+        code = "journal.absent" if what == JOURNAL_NAME else "shard.corrupt" if "/" in what else "view.corrupt"
         if what == JOURNAL_NAME and not (c.journal.present and c.journal.unreadable is not None):
             continue
         found = next((f for f in c.findings if f.code == code and f.file == what), None)

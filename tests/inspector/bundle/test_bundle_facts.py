@@ -212,3 +212,24 @@ def test_a_view_that_cannot_be_read_stays_unreadable(tmp_path, secret, monkeypat
     with diagnose(path.parent) as original, diagnose(out) as bundled:
         assert any(f.code == "view.corrupt" and f.file == what for f in original.characters[0].findings)
         same_verdicts(original, bundled, out, secret)
+
+
+def test_a_shard_that_cannot_be_read_stays_unreadable(tmp_path, secret, monkeypatch):
+    path = fixtures.pending_tail(tmp_path / "root").path
+    [shard] = sorted((path / "reflection_archive").glob("*.json"))
+    real = fs.open_regular
+
+    def denied(p):
+        if os.fspath(p) == str(shard):
+            raise PermissionError(13, "Permission denied", str(shard))
+        return real(p)
+
+    monkeypatch.setattr(fs, "open_regular", denied)
+    out = _bundle(path.parent, tmp_path, secret)
+    folder = manifest_of(out)["characters"][0]["folder"]
+    rel = f"reflection_archive/{shard.name}"
+    assert f"{folder}/{rel}" not in members(out)
+    [fact] = manifest_of(out)["facts"]["characters"][folder]["unreadable"]
+    assert fact["what"] == rel and fact["finding"] == {"code": "shard.corrupt", "severity": "error"}
+    with diagnose(path.parent) as original, diagnose(out) as bundled:
+        same_verdicts(original, bundled, out, secret)
