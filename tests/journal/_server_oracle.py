@@ -54,7 +54,13 @@ RESERVED = frozenset({"_reserved", "name", "description", "tags", "描述", "标
 
 
 class Raise(Exception):
-    """A handler or a read raises: the server's replay stops at this record (§4.1 step 4)."""
+    """A handler or a read raises: the server's replay stops at this record (§4.1 step 4). ``why``
+    in our block reasons' words: ``corrupt_view`` (a view it cannot load), ``view_drift`` (the text
+    hash check of §3.5 (c)) or ``handler_error`` (anything else)."""
+
+    def __init__(self, message: str, why: str = "handler_error") -> None:
+        super().__init__(message)
+        self.why = why
 
 
 class ShardCorrupt(Exception):
@@ -78,7 +84,7 @@ class Expected:
     read_lines: set[int] = field(default_factory=set)  # the line of every record its reader takes
     persona_events: int = 0  # persona.* records its replay runs, up to where it stops
     applied: int = 0
-    stop: tuple[int, Any, str] | None = None  # (line, event_id, "no_handler" | "raises")
+    stop: tuple[int, Any, str] | None = None  # (line, event_id, a block reason: Raise.why or "no_handler")
     passed: list[int] = field(default_factory=list)  # lines of archive events passed (corrupt shard)
     sentinel_after: tuple[str, Any] = ("none", None)  # untouched; ("replay", id); ("live_write", None): a new id
     writes: set[str] = field(default_factory=set)
@@ -367,7 +373,7 @@ class Files:
         try:
             return json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise Raise(f"{rel}: {exc}") from exc
+            raise Raise(f"{rel}: {exc}", "corrupt_view") from exc
 
     def save(self, rel: str, value: Any) -> None:
         self.mem[rel] = value
@@ -377,7 +383,7 @@ class Files:
 def _view(files: Files, rel: str, kind: type) -> Any:
     value = files.load(rel) if files.exists(rel) else kind()
     if not isinstance(value, kind):
-        raise Raise(f"{rel} is not a {kind.__name__}")
+        raise Raise(f"{rel} is not a {kind.__name__}", "corrupt_view")
     return value
 
 
@@ -503,7 +509,7 @@ def apply(files: Files, etype: Any, payload: Any) -> bool:
         if etype == "persona.entry_updated":
             sha = p.get("rewrite_text_sha256")
             if sha and hashlib.sha256((e.get("text") or "").encode("utf-8")).hexdigest() != sha:
-                raise Raise("text sha256 mismatch")
+                raise Raise("text sha256 mismatch", "view_drift")
             changed = _copy(e, p, PERSONA_ENTRY_KEYS)
         else:
             changed = _copy(e, p, EVIDENCE_KEYS)
@@ -612,8 +618,8 @@ def server_start(char: Path, name: str, now: float | None = None) -> Expected:
                 apply(files, etype, rec.get("payload") or {})
             except ShardCorrupt:
                 out.passed.append(line)
-            except Raise:
-                out.stop = (line, rec.get("event_id"), "raises")
+            except Raise as exc:
+                out.stop = (line, rec.get("event_id"), exc.why)
                 break
             out.applied += 1
             out.sentinel_after = ("replay", rec.get("event_id"))

@@ -444,7 +444,10 @@ def compare(c: Case) -> list[str]:
     assert e is not None
     check("persona ensure", s.persona[0], exp.persona_action)
     check("may rewrite", e.may_rewrite, exp.may_rewrite)
-    if exp.exact and e.writes and exp.persona_after is not None:
+    # Where a localized default of the server decides part of it (not exact), both take it to change
+    # nothing (a default card) or to route a settings section as if it were not the master's; the
+    # bytes are then not known.
+    if e.writes and exp.persona_after is not None:
         check("persona after ensure", e.persona_after, exp.persona_after)
         check("persona bytes", e.bytes_after, exp.persona_bytes)
     for missing in exp.missing:
@@ -461,14 +464,14 @@ def compare(c: Case) -> list[str]:
         got_lines = {ev.line for i, ev in enumerate(cd.events) if s.applies(i, ev.line)}
         check("our events it applies", sorted(got_lines), sorted(applied_lines & {ev.line for ev in cd.events}))
         check("applied", s.applied, exp.applied)
-        stop = None if s.stop is None else (s.stop.line, s.stop.event_id, _kind(s.stop.reason))
+        stop = None if s.stop is None else (s.stop.line, s.stop.event_id, s.stop.reason)
         check("stop", stop, exp.stop)
         check("passed", [cd.events[i].line for i in s.passed], exp.passed)
     check("left unapplied", s.unapplied, exp.unapplied)
     check("sentinel after", (s.sentinel_after.by, s.sentinel_after.event_id), exp.sentinel_after)
     check("writes", sorted(p for p, _ in s.writes), sorted(exp.writes))
     check("deletes", sorted(s.deletes), sorted(exp.deletes))
-    if exp.exact and s.changes_total <= len(s.changes):
+    if s.changes_total <= len(s.changes):
         got = {(ch.file, ch.entry): (ch.removed, ch.added, ch.fields) for ch in s.changes}
         check("changes", sorted(got), sorted(exp.changes))
         for key in set(got) & set(exp.changes):
@@ -484,10 +487,6 @@ def compare(c: Case) -> list[str]:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 400 else text[:400] + " …"
-
-
-def _kind(reason: str) -> str:
-    return "no_handler" if reason == "no_handler" else "raises"
 
 
 def test_the_server_model_agrees_with_the_oracle_on_random_damaged_folders(tmp_path: Path) -> None:
