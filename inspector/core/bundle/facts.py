@@ -22,14 +22,14 @@ from journal.diagnosis.recorded import (
 )
 from journal.events import JOURNAL_NAME
 from journal.serverpersona import SETTINGS_NAME
-from journal.serverrules import CharacterList, find_characters_file, read_characters
+from journal.serverrules import CharacterList, read_characters
 from journal.views import PERSONA
 
 
 def characters_read(diag: Diagnosis) -> CharacterList:
-    """``characters.json`` as the diagnosis of ``diag`` found and read it (beside its memory root)."""
-    found = find_characters_file(diag.memory_root) if diag.memory_root else None
-    return CharacterList() if found is None else read_characters(found)
+    """``characters.json`` as the diagnosis of ``diag`` read it (:attr:`Diagnosis.characters_file`:
+    ``--characters``, or the one :func:`journal.inputs.resolve` found beside the memory root)."""
+    return CharacterList() if diag.characters_file is None else read_characters(diag.characters_file)
 
 
 def _jsonable(obj: Any) -> Any:
