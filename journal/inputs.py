@@ -1,5 +1,5 @@
 """What a PATH given to the inspector holds, decided in one place (:func:`resolve`): a memory root,
-one character folder, a zip export of either (extracted safely), a cloud-save staging folder; and
+one character folder, a zip export of either (extracted safely), a cloud-save layout; and
 the character folders of a memory root (memory-format §1.2, §6.1). Every command, the window's
 loader and the re-diagnosis read PATH through :func:`resolve`.
 
@@ -17,6 +17,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from journal import fs
 from journal.diagnosis.recorded import Recorded, read_recorded, remake_refused
@@ -24,6 +25,9 @@ from journal.diagnosis.values import Finding, TempRoot, UnknownCharacterError, U
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.outbox import OUTBOX_NAME
 from journal.serverrules import find_characters_file
+
+if TYPE_CHECKING:
+    from journal.cloudsave.layout import CloudInput
 
 #: Files and folders whose presence makes a folder a character folder (memory-format §1.2).
 CHARACTER_MARKERS = frozenset(
@@ -294,7 +298,6 @@ class CharacterEntry:
 def characters_in(root: Path, root_real: str) -> list[CharacterEntry]:
     """Character folders of a memory root: every sub-folder but dot-folders; files are ignored.
 
-    A cloud-save staging layout ``<name>/memory/<files>`` counts as character ``<name>``.
     Symbolic links to folders are not followed: they are listed with an ``input.refused`` finding.
     """
     try:
@@ -326,23 +329,8 @@ def characters_in(root: Path, root_real: str) -> list[CharacterEntry]:
             continue
         if not entry.is_dir(follow_symlinks=False):
             continue
-        if _is_staging_folder(path):
-            out.append(CharacterEntry(entry.name, path / "memory"))
-        else:
-            out.append(CharacterEntry(entry.name, path))
+        out.append(CharacterEntry(entry.name, path))
     return out
-
-
-def _is_staging_folder(path: Path) -> bool:
-    """Whether ``path`` is a cloud-save staging folder ``<name>/memory/<files>``. A folder that
-    cannot be looked into is not one: it is listed as itself, and its diagnosis says why it cannot
-    be read (one character's folder never stops the others' report)."""
-    nested = path / "memory"
-    try:
-        st = os.lstat(nested)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and not is_character_folder(path) and is_character_folder(nested)
 
 
 # -- the one resolver of a PATH ------------------------------------------------------------------
@@ -384,6 +372,8 @@ class ResolvedInput:
         zip_path: the zip export, when PATH is one.
         recorded: a support bundle's facts of its original (:mod:`journal.diagnosis.recorded`),
             when PATH is a bundle.
+        cloud: the cloud-save layout PATH is (:class:`journal.cloudsave.layout.CloudInput`: a
+            cloud-save root, a unit, a legacy folder or a download backup), or ``None``.
     """
 
     path: str
@@ -395,7 +385,14 @@ class ResolvedInput:
     refused: list[Finding] = field(default_factory=list)
     zip_path: Path | None = None
     recorded: Recorded | None = None
+    cloud: CloudInput | None = None
     _temp: TempRoot | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_cloud_unit(self) -> bool:
+        """PATH is a cloud-save unit (not a memory folder: no server start applies to it); a
+        download backup holds a memory folder, so it is none."""
+        return self.cloud is not None and self.cloud.kind != "backup"
 
     @property
     def is_zip(self) -> bool:
@@ -426,13 +423,16 @@ def resolve(
     extract: bool = True,
     zip_limits: ZipLimits | None = None,
     characters_file: str | os.PathLike[str] | None = None,
+    cloud: bool = False,
 ) -> ResolvedInput:
     """What ``path`` means, for every command, the window's loader and the re-diagnosis.
 
-    A folder holding memory files (``events.ndjson``, ``persona.json``, …) is one character
-    (:func:`is_character_folder`); a cloud-save staging folder ``<name>/memory/<files>`` (with
-    ``profile.json`` or ``meta.json`` beside ``memory``) is the character ``<name>``; any other
-    folder is a memory root whose sub-folders are characters (:func:`characters_in`). A zip is
+    A cloud-save layout (:func:`journal.cloudsave.layout.find_cloud`: a cloud-save root, a unit
+    ``characters/<name>/`` or its ``memory/``, the legacy ``memory/<name>/``, a download backup) is
+    its characters, named as the units name them, each read from the memory folder the server
+    reads (:attr:`ResolvedInput.cloud`). A folder holding memory files (``events.ndjson``,
+    ``persona.json``, …) is one character (:func:`is_character_folder`); any other folder is a
+    memory root whose sub-folders are characters (:func:`characters_in`). A zip is
     extracted to a private temp folder (:func:`extract_zip`: refused members become
     :attr:`ResolvedInput.refused`), through single wrapper folders (:func:`descend`); a zip of one
     character folder is named after the zip.
@@ -444,6 +444,9 @@ def resolve(
             (replay refuses it, the window's preview skips it).
         zip_limits: the zip-bomb bounds (default :class:`ZipLimits`).
         characters_file: the memory server's ``characters.json`` (``--characters``).
+        cloud: PATH is said to be a cloud save (``memory-inspector cloud``): a folder of managed
+            files and no journal, below ``memory/`` or as the whole of a zip, is then a legacy
+            cloud-save folder sent alone, not a views-only character.
 
     Raises:
         UnreadableInputError: PATH does not exist or cannot be read, is neither a folder nor a
@@ -468,7 +471,7 @@ def resolve(
         except OSError as exc:
             raise UnreadableInputError(f"{given}: cannot be listed: {exc.strerror or exc}") from exc
         found = ResolvedInput(given, "root", p.absolute(), characters_file=given_file)
-        _open_folder(found, p, character, zip_stem=None)
+        _open_folder(found, p, character, zip_stem=None, cloud=cloud)
         return found
     if not stat.S_ISREG(st.st_mode):
         raise UnreadableInputError(f"{given}: neither a folder nor a .zip export")
@@ -491,24 +494,33 @@ def resolve(
         base = descend(Path(temp.path))
         if found.recorded is not None:
             remake_refused(found.recorded, base)  # what the original refused, refused here again
-        _open_folder(found, base, character, zip_stem=p.stem)
+        _open_folder(found, base, character, zip_stem=p.stem, cloud=cloud)
     except BaseException:
         found.close()
         raise
     return found
 
 
-def _open_folder(found: ResolvedInput, base: Path, character: str | None, zip_stem: str | None) -> None:
+def _open_folder(
+    found: ResolvedInput, base: Path, character: str | None, zip_stem: str | None, cloud: bool = False
+) -> None:
     """Fill ``found`` from the folder ``base`` (PATH, or where a zip's copy starts)."""
     root_real = os.path.realpath(found.root)
-    if is_character_folder(base):
+    from journal.cloudsave.layout import find_cloud  # journal.cloudsave reads the allow-list here
+
+    layout = find_cloud(base, export=None if found.zip_path is None else found.root, alone=cloud)
+    if layout is not None:
+        found.cloud = layout
+        one = layout.kind in ("unit", "legacy") and len(layout.units) == 1
+        found.kind = "character" if one else "root"
+        found.memory_root = base.absolute()
+        entries = [CharacterEntry(u.name, u.memory_dir) for u in layout.units if u.memory_dir is not None]
+    elif is_character_folder(base):
         found.kind = "character"
         found.memory_root = base.parent.absolute()
         name = base.name
         if zip_stem is not None and base == found.root:
             name = zip_stem
-        elif base.name == "memory" and _beside_staged_memory(base.parent):
-            name = base.parent.name  # cloud-save staging: <name>/memory/<files>
         entries = [CharacterEntry(name, base)]
     else:
         found.kind = "root"
@@ -525,13 +537,10 @@ def _open_folder(found: ResolvedInput, base: Path, character: str | None, zip_st
         if not entries:
             raise UnknownCharacterError(f"{found.path}: no character named {character!r}")
     found.characters = entries
+    if found.is_cloud_unit:
+        return  # a unit's profiles are its own, and no server start applies to it
     if found.characters_file is None and (found.recorded is None or found.recorded.characters is None):
         beside = find_characters_file(found.memory_root)
         # A zip's copy is a folder of its own: what lies beside the temp folder is not the export's.
         if beside is not None and (found.zip_path is None or fs.is_inside(beside, found.root)):
             found.characters_file = beside
-
-
-def _beside_staged_memory(folder: Path) -> bool:
-    """Whether ``folder`` holds a cloud-save staging unit's ``profile.json`` or ``meta.json``."""
-    return (folder / "profile.json").exists() or (folder / "meta.json").exists()

@@ -155,7 +155,7 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
         yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}"
     else:
         yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
-    if c.server_start is not None:
+    if c.server_start is not None or c.not_applicable is not None:
         yield from server_start_lines(c)
     yield "  guarded replay (memory-inspector, stricter than the server)"
     s = c.sentinel

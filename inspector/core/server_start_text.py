@@ -114,6 +114,8 @@ def change_text(change: EntryChange) -> str:
 def for_character(c: CharacterDiagnosis, surface: Surface) -> ServerStartText:
     """:func:`describe_server_start` of one character's diagnosis."""
     s = c.sentinel
+    if c.not_applicable is not None:
+        return ServerStartText(_sentence(c.not_applicable) + ".")
     return describe_server_start(
         c.server_start,
         c.findings,

@@ -173,13 +173,16 @@ def backup_units(folder: Path) -> list[CloudUnit]:
     return out
 
 
-def find_cloud(path: Path, *, export: Path | None = None) -> CloudInput | None:
+def find_cloud(path: Path, *, export: Path | None = None, alone: bool = True) -> CloudInput | None:
     """What cloud layout ``path`` is, or ``None`` when it is none.
 
     Args:
         path: the folder (a zip's copy, where its content starts).
         export: the extracted copy of a zip (``root_state.json`` and the backups are looked for
             only inside it); ``None``: ``path`` was given as a folder.
+        alone: also take a folder of managed files and no journal below ``memory/`` (or the whole
+            of a zip) for a legacy folder sent alone: what ``memory-inspector cloud`` is told is a
+            cloud save. The input resolver does not: such a folder is a views-only character.
     """
     p = path
     parent = p.parent
@@ -192,6 +195,15 @@ def find_cloud(path: Path, *, export: Path | None = None) -> CloudInput | None:
 
     if is_cloud_root(p):
         return CloudInput("cloudsave", p, units_of_root(p), anchor(p))
+    if p.name == UNITS_DIR and (here := [n for n in _names(p) if is_unit(p / n)]):
+        root = p.parent if is_cloud_root(p.parent) else None  # cloudsave/characters/
+        if root is not None and (export is None or _inside(root, export)):
+            return CloudInput("cloudsave", p, [u for u in units_of_root(root) if u.name in here], anchor(root))
+        return CloudInput("cloudsave", p, [CloudUnit(n, unit_dir=p / n) for n in here], None)
+    if p.name == "memory" and any(os.path.lexists(parent / f) for f in UNIT_FILES[::2]):
+        own = find_cloud(parent, export=export, alone=alone)  # a unit's own memory/ folder
+        if own is not None and own.kind == "unit":
+            return own
     if parent.name == UNITS_DIR and is_unit(p):
         root = parent.parent
         if is_cloud_root(root) and (export is None or _inside(root, export)):
@@ -202,7 +214,7 @@ def find_cloud(path: Path, *, export: Path | None = None) -> CloudInput | None:
         root = parent.parent
         units = [u for u in units_of_root(root) if u.name == p.name]
         return CloudInput("legacy", p, units, anchor(root))
-    sent_alone = parent.name == LEGACY_DIR or export is not None
+    sent_alone = alone and (parent.name == LEGACY_DIR or export is not None)
     if sent_alone and managed_files(p) and not any(os.path.lexists(p / f) for f in NOT_EXPORTED):
         return CloudInput("legacy", p, [CloudUnit(p.name, legacy_dir=p)], None)  # a legacy folder sent alone
     if is_unit(p) and any(os.path.lexists(p / f) for f in UNIT_FILES[::2]):

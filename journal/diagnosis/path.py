@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from journal.diagnosis.character import diagnose_character, journal_size, server_status
-from journal.diagnosis.values import CharacterDiagnosis, Diagnosis, ServerStatus
+from journal.diagnosis.values import CharacterDiagnosis, Diagnosis, ServerStatus, is_server_start_finding
 from journal.handlers import HandlerRegistry
 from journal.inputs import ResolvedInput, ZipLimits, resolve
 from journal.serverrules import CharacterList, read_characters
@@ -121,6 +121,26 @@ def _diagnose_characters(
             )
         before += size
         overall(before)
+        if found.is_cloud_unit:
+            _as_cloud_unit(cdiag, found, entry.name)
         if diag.findings:
             cdiag.findings = [*cdiag.findings, *diag.findings]
         diag.characters.append(cdiag)
+
+
+#: A unit's "memory server's next start" (issue 26 §2): the download preview is where it applies.
+NOT_A_MEMORY_FOLDER = "not applicable: a cloud-save unit is not a memory folder"
+
+
+def _as_cloud_unit(cdiag: CharacterDiagnosis, found: ResolvedInput, name: str) -> None:
+    """A cloud-save unit's diagnosis: no server start (it is no memory folder: its ``server.*``
+    findings go), and the unit's own findings (fingerprint, manifest, layouts, fence, tombstone)."""
+    from journal.cloudsave.verify import verify_unit  # journal.cloudsave imports the diagnosis
+
+    cdiag.server_start = None
+    cdiag.not_applicable = NOT_A_MEMORY_FOLDER
+    cdiag.findings = [f for f in cdiag.findings if not is_server_start_finding(f)]
+    assert found.cloud is not None
+    for unit in found.cloud.units:
+        if unit.name == name:
+            cdiag.findings.extend(verify_unit(unit, found.cloud.anchor).findings)

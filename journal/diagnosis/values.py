@@ -479,6 +479,8 @@ class CharacterDiagnosis:
         tail: our replay's decision for every event after the sentinel, and the sentinel and
             applied set a run writes (:func:`journal.engine.decide_tail`; ``None``: the journal was
             not read).
+        not_applicable: why no server start is predicted, in words, when none applies (a
+            cloud-save unit is not a memory folder); ``server_start`` is then ``None``.
     """
 
     name: str
@@ -497,6 +499,7 @@ class CharacterDiagnosis:
     server_start: ServerStart | None = None
     blocked_holds: str | None = None
     tail: TailDecisions | None = None
+    not_applicable: str | None = None
 
     def counts(self) -> dict[str, int]:
         if isinstance(self.events, EventList):
@@ -568,6 +571,7 @@ class CharacterDiagnosis:
             ],
             "findings": [f.to_json() for f in self.findings],
             "server_start": None if self.server_start is None else self.server_start.to_json(),
+            "server_start_not_applicable": self.not_applicable,
         }
 
 

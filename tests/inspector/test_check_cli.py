@@ -183,6 +183,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "sentinel_after": {"by": "replay", "event_id": b.ids["tail2"]},
                     "after_reconcile": {"evidence_migration": None, "archive_migration": None},
                 },
+                "server_start_not_applicable": None,
             }
         ],
     }
