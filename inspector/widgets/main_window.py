@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QSettings, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QProgressBar,
     QSplitter,
+    QStyle,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -48,6 +49,7 @@ from inspector.widgets.help_dialogs import (
 from inspector.widgets.history_panel import HistoryPanel
 from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
+from inspector.widgets.screen_fit import OwnMinimum, keep_size, opening_size
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import SettingsActions
 from inspector.widgets.support_actions import SupportActions
@@ -60,6 +62,15 @@ from inspector.widgets.timeline_view import (
 from inspector.widgets.window_actions import build_actions
 
 APP_TITLE = "Memory Inspector"
+
+#: The size the window asks for the first time (clipped to 90 % of the screen).
+DEFAULT_SIZE = QSize(1440, 880)
+
+#: The smallest the window may be made (content a selection shows never raises it).
+MINIMUM_SIZE = QSize(640, 420)
+
+#: The smallest the detail's pane may be made, at least its tab titles whole.
+DETAIL_MINIMUM = QSize(220, 200)
 
 
 def _size_text(size: int) -> str:
@@ -116,7 +127,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(APP_TITLE)
         self.setWindowIcon(icons.icon(icons.APP))
         self.setAcceptDrops(True)
-        self.resize(1440, 880)
+        # The window's size is the user's: an explicit minimum, so that no content a selection
+        # shows can raise it and grow the window (issue 27 item 2); the size is set from the
+        # settings once they are read (_restore_layouts).
+        self.setMinimumSize(MINIMUM_SIZE)
 
         self.characters = CharacterList(session.characters_model)
         self.characters.describe = self._describe_character
@@ -149,7 +163,10 @@ class MainWindow(QMainWindow):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.characters)
         split.addWidget(centre)
-        split.addWidget(self.detail)
+        # The detail's minimum is its own: a splitter and a window otherwise take a pane's minimum
+        # from its content, and a long word a selection shows (a hash in a preview) moved the
+        # splitter and grew the window (issue 27 item 2). It follows its tab titles only.
+        split.addWidget(OwnMinimum(self.detail, self._detail_minimum))
         split.setStretchFactor(1, 3)
         split.setStretchFactor(2, 2)
         split.setSizes([175, 880, 385])
@@ -174,6 +191,12 @@ class MainWindow(QMainWindow):
         self._update_enabled()
 
     # -- construction ----------------------------------------------------------------------------------
+
+    def _detail_minimum(self) -> QSize:
+        """The detail pane's minimum: every tab title whole (two carry counts), never what a tab
+        shows."""
+        frame = 2 * self.detail.style().pixelMetric(QStyle.PixelMetric.PM_DefaultFrameWidth)
+        return DETAIL_MINIMUM.expandedTo(QSize(self.detail.tabBar().sizeHint().width() + frame, 0))
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -217,6 +240,7 @@ class MainWindow(QMainWindow):
     def _restore_layouts(self, settings: QSettings) -> None:
         """Column menus on the tables, and their layouts as the user left them last time."""
         self.layouts = HeaderLayouts(settings)
+        self.resize(opening_size(self, settings, DEFAULT_SIZE))
         install_column_menu(self.timeline, self.timeline.reset_columns)
         install_column_menu(self.detail.findings.table, self.detail.findings.reset_columns)
         for name, table in self._layout_tables().items():
@@ -757,6 +781,7 @@ class MainWindow(QMainWindow):
                 self.layouts.forget(name)  # not laid out by the user: fit to the next window again
             else:
                 self.layouts.save(name, table.horizontalHeader())
+        keep_size(self, self.context.settings)
         self.context.history.close()
         self.context.chat.close()
         self.session.close()

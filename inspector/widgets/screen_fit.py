@@ -8,9 +8,18 @@ One rule: a window or dialog is never larger than :data:`SCREEN_SHARE` of the av
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt
 from PySide6.QtGui import QGuiApplication, QPainter, QScreen
-from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QStyle,
+    QStyleOptionComboBox,
+    QStylePainter,
+    QVBoxLayout,
+    QWidget,
+)
 
 #: The share of the available screen a window may take at most, in each direction.
 SCREEN_SHARE = 0.9
@@ -87,6 +96,59 @@ class _RefitOnShow(QObject):
         return False
 
 
+class OwnMinimum(QWidget):
+    """Holds one pane whose minimum size is ``minimum()``, never its content's: a splitter and a
+    window take a pane's minimum from its content, so a long word a selection shows moved a
+    splitter and grew the window (issue 27 item 2). The content is squeezed (it wraps, elides or
+    scrolls) instead.
+
+    Args:
+        pane: the pane held.
+        minimum: the pane's minimum size (asked at each layout: it may follow, say, tab titles).
+    """
+
+    def __init__(self, pane: QWidget, minimum: Callable[[], QSize], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pane = pane
+        self._minimum = minimum
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(pane)
+
+    def minimumSizeHint(self) -> QSize:
+        """Override: the pane's own minimum, not its content's."""
+        return self._minimum()
+
+    def sizeHint(self) -> QSize:
+        """Override: the content's size hint, at least the minimum."""
+        return self.pane.sizeHint().expandedTo(self._minimum())
+
+
+#: Where the main window's size is kept between runs (in the user's settings, beside the layouts).
+WINDOW_SIZE_KEY = "window/size"
+
+
+def opening_size(widget: QWidget, settings: QSettings | None, default: QSize) -> QSize:
+    """The size a main window opens at: the size it had when last closed, clipped to the available
+    screen; the first time (or a kept value that is not a size) ``default`` clipped to
+    :func:`screen_limit`."""
+    kept = settings.value(WINDOW_SIZE_KEY) if settings is not None else None
+    if isinstance(kept, QSize) and kept.isValid() and not kept.isEmpty():
+        screen = screen_of(widget)
+        return kept.boundedTo(screen.availableGeometry().size()) if screen is not None else kept
+    return clipped_size(widget, default)
+
+
+def keep_size(widget: QWidget, settings: QSettings | None) -> None:
+    """Keep ``widget``'s size for :func:`opening_size` (a maximised window keeps its normal size)."""
+    if settings is None:
+        return
+    size = widget.normalGeometry().size() if widget.isMaximized() or widget.isFullScreen() else widget.size()
+    if size.isValid() and not size.isEmpty():
+        settings.setValue(WINDOW_SIZE_KEY, size)
+        settings.sync()
+
+
 #: How many characters an eliding combo box is wide at least (a UUID's first part and the type).
 COMBO_MIN_CHARS = 24
 
@@ -136,9 +198,13 @@ class ElidingComboBox(QComboBox):
 __all__ = [
     "COMBO_MIN_CHARS",
     "SCREEN_SHARE",
+    "WINDOW_SIZE_KEY",
     "ElidingComboBox",
+    "OwnMinimum",
     "clipped_size",
     "fit_to_screen",
+    "keep_size",
+    "opening_size",
     "screen_limit",
     "screen_of",
 ]
