@@ -29,6 +29,7 @@ from inspector.core.bundle import (
     load_or_create_secret,
 )
 from inspector.core.bundle import write_bundle as write_bundle_file
+from inspector.core.cloud_report import CloudPreview, preview_lines_for
 from inspector.core.compare import Comparison, compare_sides, open_side
 from inspector.core.jobs import Cancelled, CancelToken
 from inspector.core.location import Location
@@ -145,12 +146,15 @@ class SupportController(SingleJobController):
         progress(int, int): bytes done so far, and in all (a bundle; a comparison reports none).
         bundle_written(object): the :class:`~inspector.core.bundle.BundleResult`.
         compared(object): the :class:`CompareResult`.
+        download_previewed(object): the :class:`~inspector.core.cloud_report.CloudPreview` of
+            File ▸ Compare with ▸ Cloud save….
         failed(str): the job failed; why (a bundle: nothing was written).
         cancelled(): the job was cancelled (nothing was written).
     """
 
     bundle_written = Signal(object)
     compared = Signal(object)
+    download_previewed = Signal(object)
 
     def __init__(
         self,
@@ -165,7 +169,6 @@ class SupportController(SingleJobController):
         )
         self.session = session
         self._secret = secret
-
 
     def opened_path(self) -> Path | None:
         """The PATH the session opened (a zip export: the zip itself), or ``None``."""
@@ -202,7 +205,12 @@ class SupportController(SingleJobController):
             secret = self._secret()
             try:
                 return write_bundle_file(
-                    source, out, secret=secret, redact=redact, force=True, progress=progress,
+                    source,
+                    out,
+                    secret=secret,
+                    redact=redact,
+                    force=True,
+                    progress=progress,
                     cancelled=lambda: token.cancelled,
                 )
             except BundleCancelledError:
@@ -229,3 +237,23 @@ class SupportController(SingleJobController):
             return replace(result, location=location)
 
         return self.run_job("support", f"Comparing with {Path(b).name}…", work, self.compared.emit)
+
+    # -- a cloud save's download ----------------------------------------------------------------------
+
+    def preview_download(self, unit: str | os.PathLike[str]) -> bool:
+        """Say in the background what downloading the cloud-save ``unit`` into the character shown
+        would do (:func:`~inspector.core.cloud_report.preview_lines_for`: both only read);
+        ``False`` when no character is shown."""
+        folder, name = self.session.folder, self.session.current
+        shown = [c for c in folder.diagnosis.characters if c.name == name] if folder is not None else []
+        if folder is None or not shown:
+            self.failed.emit("No character is shown.")
+            return False
+        local, listed, u = shown[0].path, folder.diagnosis.characters_file, os.fspath(unit)
+
+        def work(token: CancelToken, _progress: Callable[[int, int], None]) -> CloudPreview:
+            result = preview_lines_for(u, local, shown[0].name, listed)
+            token.check()
+            return result
+
+        return self.run_job("support", f"Reading the cloud save {Path(u).name}…", work, self.download_previewed.emit)

@@ -8,15 +8,17 @@ the values; under redaction the profile's text is hidden as every text is.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inspector.core.output import value_text
 from inspector.core.redaction import hide_strings
 from inspector.core.server_start_text import for_character
 from inspector.core.text import count, one_line
-from journal.cloudsave import DownloadPreview, OpenedCloud, UnitCheck
+from journal.cloudsave import DownloadPreview, OpenedCloud, UnitCheck, open_cloud, preview_download, verify_input
 from journal.cloudsave.meta import meta_summary
-from journal.diagnosis.values import Finding, health_of
+from journal.diagnosis.values import DiagnosisInputError, Finding, health_of
 
 SCHEMA = 1
 KINDS = {
@@ -235,3 +237,37 @@ def preview_lines(preview: DownloadPreview, local: str) -> list[str]:
 
 def worst(checks: list[UnitCheck]) -> str:
     return health_of(f.severity for c in checks for f in c.findings)
+
+
+@dataclass(frozen=True, slots=True)
+class CloudPreview:
+    """What the window's Compare with ▸ Cloud save… shows: the unit and the download's lines."""
+
+    unit: str
+    local: str
+    character: str
+    changes: bool
+    lines: tuple[str, ...]
+
+
+def preview_lines_for(
+    unit_path: str, local_dir: str, character: str, characters_file: str | None = None
+) -> CloudPreview:
+    """Open ``unit_path`` (any cloud-save layout), pick the unit named ``character`` (or its only
+    one), and say what downloading it into ``local_dir`` does, in :func:`unit_lines` and
+    :func:`preview_lines`' words. Both are only read.
+
+    Raises:
+        DiagnosisInputError: the unit cannot be opened, or holds no such character.
+    """
+    with open_cloud(unit_path) as opened:
+        checks = verify_input(opened.found)
+        picked = [c for c in checks if c.unit.name == character] or (checks if len(checks) == 1 else [])
+        if not picked:
+            names = ", ".join(repr(c.unit.name) for c in checks[:5]) or "none"
+            raise DiagnosisInputError(f"{unit_path}: no unit named {character!r} (units: {names})")
+        [check] = picked
+        preview = preview_download(check, Path(local_dir), name=character, characters_file=characters_file)
+        lines = [f"{KINDS.get(opened.found.kind, opened.found.kind)}: {unit_path}", *unit_lines(check)]
+        lines.extend(preview_lines(preview, local_dir))
+    return CloudPreview(unit_path, local_dir, character, preview.plan.changes_something, tuple(lines))

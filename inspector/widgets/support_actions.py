@@ -12,7 +12,9 @@ from PySide6.QtWidgets import QMenu
 
 from inspector.controllers.support import CompareResult
 from inspector.core.bundle import BundleResult
+from inspector.core.cloud_report import CloudPreview
 from inspector.core.text import count
+from inspector.widgets.cloud_preview import CloudPreviewPanel
 from inspector.widgets.compare_panel import ComparePanel
 from inspector.widgets.support_dialogs import BundleOptionsDialog
 from inspector.widgets.timeline_menu import JobIndicator
@@ -64,9 +66,15 @@ class SupportActions(QObject):
             "&Zip export…", lambda: self.ask_compare("zip"), None, None,
             "Compare the character shown with another export of it (a .zip)",
         )
+        self.compare_cloud_action = w._action(
+            "&Cloud save…", self.ask_cloud_preview, None, None,
+            "What downloading a cloud save (a cloudsave folder or one unit) into the character shown would do",
+        )
         self.compare_menu = QMenu("Compare &with", w)
         self.compare_menu.addAction(self.compare_folder_action)
         self.compare_menu.addAction(self.compare_zip_action)
+        self.compare_menu.addAction(self.compare_cloud_action)
+        self.cloud_panel: CloudPreviewPanel | None = None
         self.indicator = JobIndicator()
         self.indicator.cancel_button.setToolTip("Cancel the support bundle or the comparison (nothing is written)")
         w.statusBar().addPermanentWidget(self.indicator)
@@ -78,6 +86,7 @@ class SupportActions(QObject):
         c.progress.connect(self.indicator.set_progress)
         c.bundle_written.connect(self._on_bundle_written)
         c.compared.connect(self._on_compared)
+        c.download_previewed.connect(self.show_cloud_preview)
         c.failed.connect(self._on_failed)
         c.cancelled.connect(lambda: self._ended("Cancelled: nothing was written."))
         w.closing.connect(self._on_window_closing)
@@ -93,7 +102,8 @@ class SupportActions(QObject):
 
     def _update_enabled(self, *_args: object) -> None:
         on = self.window.session.folder is not None and not self.controller.busy
-        for a in (self.export_bundle_action, self.compare_folder_action, self.compare_zip_action):
+        for a in (self.export_bundle_action, self.compare_folder_action, self.compare_zip_action,
+                  self.compare_cloud_action):
             a.setEnabled(on)
         self.compare_menu.setEnabled(on)
 
@@ -144,6 +154,36 @@ class SupportActions(QObject):
             return
         self._kind = "compare"
         c.compare_with(other)
+
+    def ask_cloud_preview(self) -> None:
+        """Choose a cloud save (a folder) and say what downloading it into the character shown does."""
+        c, w = self.controller, self.window
+        source = c.opened_path() if c is not None else None
+        if c is None or source is None:
+            return
+        unit = w.prompter.choose_folder(str(source.parent))
+        if not unit:
+            return
+        self._kind = "compare"
+        c.preview_download(unit)
+
+    def show_cloud_preview(self, preview: CloudPreview) -> CloudPreviewPanel:
+        """Show a download preview (the one shown before is closed)."""
+        if self.cloud_panel is not None:
+            self.cloud_panel.close()
+        panel = CloudPreviewPanel(preview, redact=self.window.session.redact, parent=self.window)
+        panel.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        panel.destroyed.connect(lambda _obj=None, p=panel: self._forget_cloud(p))
+        self.window.redact_action.toggled.connect(panel.set_redact)
+        self.cloud_panel = panel
+        panel.show()
+        verdict = "would change this folder" if preview.changes else "would change nothing"
+        self._ended(f"Download preview: a download of {preview.unit} {verdict}.")
+        return panel
+
+    def _forget_cloud(self, panel: CloudPreviewPanel) -> None:
+        if self.cloud_panel is panel:
+            self.cloud_panel = None
 
     def _on_compared(self, result: CompareResult) -> None:
         self.show_comparison(result)
@@ -209,3 +249,5 @@ class SupportActions(QObject):
         self.controller.shutdown()
         if self.panel is not None:
             self.panel.close()
+        if self.cloud_panel is not None:
+            self.cloud_panel.close()
