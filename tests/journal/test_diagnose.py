@@ -718,9 +718,8 @@ def test_an_entry_changed_outside_the_journal_is_one_view_replaced_finding(tmp_p
     assert [(e.index, e.state, e.reason) for e in c.events if e.state != "applied"] == [(3, "suspect", "view_differs")]
     [f] = c.findings
     assert (f.code, f.severity, f.file) == ("view.replaced", "warning", "reflections.json")
-    assert f'reflections.json {folders.REFLECTION_IDS[0]}: status "pending" in the view, "confirmed" by the journal' in (
-        f.message
-    )
+    named = f'reflections.json {folders.REFLECTION_IDS[0]}: status "pending" in the view, "confirmed" by the journal'
+    assert named in f.message
     assert "views replaced or edited outside the journal" in f.message
     assert "cloud download" not in f.message
 
