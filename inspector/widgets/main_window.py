@@ -49,7 +49,7 @@ from inspector.widgets.help_dialogs import (
 from inspector.widgets.history_panel import HistoryPanel
 from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
-from inspector.widgets.screen_fit import OwnMinimum, keep_size, opening_size
+from inspector.widgets.screen_fit import ElidingLabel, OwnMinimum, keep_size, opening_size
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import SettingsActions
 from inspector.widgets.support_actions import SupportActions
@@ -200,10 +200,12 @@ class MainWindow(QMainWindow):
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
-        self.status_sentinel = QLabel("Sentinel: –")
-        self.status_watch = QLabel(WatchStatus("off").text())
-        self.status_size = QLabel("Journal: –")
-        self.status_refresh = QLabel("Last refresh: –")
+        # Fields that shrink, cut with "…" and whole on hover, instead of running into each other
+        # on a narrow window (issue 27 item 4).
+        self.status_sentinel = ElidingLabel("Sentinel: –")
+        self.status_watch = ElidingLabel(WatchStatus("off").text())
+        self.status_size = ElidingLabel("Journal: –")
+        self.status_refresh = ElidingLabel("Last refresh: –")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
         self.progress.setTextVisible(True)
@@ -216,7 +218,6 @@ class MainWindow(QMainWindow):
         for w in (self.progress_label, self.progress, self.cancel_button):
             bar.addWidget(w)
         for w in (self.status_sentinel, self.status_watch, self.status_size, self.status_refresh):
-            w.setMinimumWidth(w.fontMetrics().horizontalAdvance("Last refresh: 00:00:00") + 8)
             bar.addPermanentWidget(w)
         # Redaction shows, so that a screenshot says it (and one without it does not pass for redacted).
         self.status_redacted = QLabel("<b>Redacted</b>")

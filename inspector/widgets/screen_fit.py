@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QRect, QSettings, QSize, Qt
-from PySide6.QtGui import QGuiApplication, QPainter, QScreen
+from PySide6.QtGui import QGuiApplication, QPainter, QPaintEvent, QResizeEvent, QScreen
 from PySide6.QtWidgets import (
     QComboBox,
+    QLabel,
+    QSizePolicy,
     QStyle,
     QStyleOptionComboBox,
     QStylePainter,
@@ -124,6 +126,57 @@ class OwnMinimum(QWidget):
         return self.pane.sizeHint().expandedTo(self._minimum())
 
 
+class ElidingLabel(QLabel):
+    """A one-line plain-text label that shrinks: cut at the end with "…" when it has less room
+    than its text, the whole text then on hover (the status bar's fields: they ran into each other
+    at 900 px, issue 27 item 4). Its size hint is its whole text; its minimum, :attr:`min_chars`."""
+
+    #: How many characters the label keeps at least.
+    min_chars = 8
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._tip = ""
+
+    def minimumSizeHint(self) -> QSize:
+        """Override: a few characters, not the whole text."""
+        fm = self.fontMetrics()
+        return QSize(fm.averageCharWidth() * self.min_chars, super().minimumSizeHint().height())
+
+    def setToolTip(self, tip: str) -> None:  # type: ignore[override]
+        """Override: the label's own tooltip; the whole text is added while it is elided."""
+        self._tip = tip
+        super().setToolTip(tip)
+
+    def shown_text(self) -> str:
+        """The text as painted: whole, or cut at the end to the label's width."""
+        room = self.contentsRect().width()
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, room)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Override: the whole text on hover while it is cut."""
+        super().resizeEvent(event)
+        self._update_tip()
+
+    def _update_tip(self) -> None:
+        cut = self.shown_text() != self.text()
+        tip = "\n\n".join(t for t in (self.text() if cut else "", self._tip) if t)
+        super().setToolTip(tip)
+
+    def setText(self, text: str) -> None:  # type: ignore[override]
+        """Override: keep the whole text; the tooltip follows."""
+        super().setText(text)
+        self._update_tip()
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # type: ignore[override]
+        """Override: paint the text cut at the end to the room there is."""
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(self.contentsRect(), int(self.alignment()) | Qt.TextFlag.TextSingleLine, self.shown_text())
+
+
 #: Where the main window's size is kept between runs (in the user's settings, beside the layouts).
 WINDOW_SIZE_KEY = "window/size"
 
@@ -200,6 +253,7 @@ __all__ = [
     "SCREEN_SHARE",
     "WINDOW_SIZE_KEY",
     "ElidingComboBox",
+    "ElidingLabel",
     "OwnMinimum",
     "clipped_size",
     "fit_to_screen",

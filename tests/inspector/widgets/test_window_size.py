@@ -4,10 +4,13 @@ screen, the first time at most 90 % of it, and ``--size`` wins."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QApplication, QSplitter
 
+from inspector.widgets.main_window import MINIMUM_SIZE
 from inspector.widgets.screen_fit import SCREEN_SHARE, screen_limit
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     WAIT_MS,
@@ -107,3 +110,33 @@ def test_it_opens_at_the_last_size_clipped_to_the_screen(qtbot, make_inspector_w
     clipped = make_inspector_window()
     avail = clipped.screen().availableGeometry().size()
     assert clipped.size() == QSize(5000, 4000).boundedTo(avail)
+
+
+def test_the_status_bar_fields_elide_and_never_overlap(qtbot, inspector_window):  # noqa: F811
+    """At 900×600 a big character's figures ran into each other (issue 27 item 4); at the window's
+    minimum width they are cut with "…" and whole on hover, side by side."""
+    window = inspector_window
+    window.resize(900, 600)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.session.loaded, timeout=WAIT_MS):
+        assert window.session.open_sample()
+    window.status_size.setText("Journal: 1,234.5 MiB · 1,000,000 events")  # a big character's figures
+    window.status_sentinel.setText("Sentinel: #999,990 of 1,000,000")
+    fields = [window.status_sentinel, window.status_watch, window.status_size, window.status_refresh]
+    for width in (900, MINIMUM_SIZE.width()):
+        window.resize(width, 600)
+        qtbot.waitUntil(lambda w=width: window.width() == w)
+        window.statusBar().showMessage("Loaded 1 character in 3.25 s.")
+        QApplication.processEvents()
+        bar = window.statusBar()
+        for a, b in pairwise(fields):
+            assert a.geometry().right() < b.geometry().left(), (width, a.text(), b.text())
+        assert fields[-1].geometry().right() <= bar.width()
+        cut = [f for f in fields if f.shown_text() != f.text()]
+        for f in cut:
+            assert f.shown_text().endswith("…") and f.text() in f.toolTip()
+        for f in fields:
+            if f not in cut:
+                assert f.width() >= f.sizeHint().width() - 1 or f.shown_text() == f.text()
+    assert cut  # at the minimum width some field is cut: the test saw the narrow case
