@@ -44,10 +44,26 @@ def add_parser(subparsers: Any) -> None:
 def run_diff(args: argparse.Namespace) -> int:
     """Exit codes: 0 identical, 1 differences, 2 bad input (a side that could not be read whole
     or had refused input, too: what was not read cannot be called equal)."""
+    meters: list[output.Meter] = []
+
+    def meter_of(side: str) -> output.Meter | None:
+        for m in meters:
+            output.clear(m)  # A's line is done when B's read starts
+        m = output.meter(f"{PROG}: reading {side}")
+        if m is not None:
+            meters.append(m)
+        return m
+
     try:
-        result = compare_paths(args.a, args.b, character=args.character)
+        try:
+            result = compare_paths(args.a, args.b, character=args.character, progress=meter_of)
+        finally:
+            for m in meters:
+                output.clear(m)
     except DiagnosisInputError as exc:
         return output.error(PROG, str(exc))
+    except KeyboardInterrupt:
+        return output.interrupted(PROG)
     if args.json:
         doc = result.to_json()
         output.write_json(sys.stdout, redact_document(doc) if args.redact else doc)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,7 +67,11 @@ class Side:
 
 
 @contextlib.contextmanager
-def open_side(path: str | os.PathLike[str], character: str | None = None) -> Iterator[Side]:
+def open_side(
+    path: str | os.PathLike[str],
+    character: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[Side]:
     """What ``path`` holds (a memory root, a character folder, a zip of either), resolved to the
     character ``character`` (needed when it holds several) and diagnosed: the comparison's one
     resolution of a PATH. A zip's private copy is removed afterwards.
@@ -77,7 +81,7 @@ def open_side(path: str | os.PathLike[str], character: str | None = None) -> Ite
             character.
         UnknownCharacterError: ``character`` names no character of ``path``.
     """
-    with diagnose_path(path, character=character) as diag:
+    with diagnose_path(path, character=character, progress=progress) as diag:
         if len(diag.characters) != 1:
             names = ", ".join(repr(c.name) for c in diag.characters[:5])
             raise UnreadableInputError(
@@ -141,13 +145,24 @@ def compare_folders(
     return compare_sides(*sides)
 
 
-def compare_paths(a: str | os.PathLike[str], b: str | os.PathLike[str], *, character: str | None = None) -> Comparison:
+def compare_paths(
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    *,
+    character: str | None = None,
+    progress: Callable[[str], Callable[[int, int], None] | None] | None = None,
+) -> Comparison:
     """Compare two exports of one character: folders (a memory root or a character folder) or zips.
+
+    Args:
+        progress: ``progress("A")`` / ``progress("B")``: the ``progress(done, total)`` callback of
+            that side's read (:func:`journal.diagnosis.diagnose_path`), or ``None``.
 
     Raises:
         UnreadableInputError, UnknownCharacterError: as :func:`open_side`.
     """
-    with open_side(a, character) as side_a, open_side(b, character) as side_b:
+    of = progress or (lambda _side: None)
+    with open_side(a, character, of("A")) as side_a, open_side(b, character, of("B")) as side_b:
         return compare_sides(side_a, side_b)
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
+import sys
 from pathlib import Path
 
 from inspector.cli import main
+from inspector.core import output
 from journal import fixtures
 from journal.views import PERSONA
 
@@ -31,3 +34,21 @@ def test_a_changed_text_is_never_printed_and_redact_hides_it_in_json(tmp_path: P
     out = capsys.readouterr().out
     assert "SECRET" not in out and old not in out and "‹text · 22 chars · " in out
     json.loads(out)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_diff_shows_a_meter_per_side_on_stderr_only(tmp_path, monkeypatch, capsys) -> None:
+    a = fixtures.healthy(tmp_path / "a").path
+    b = fixtures.healthy(tmp_path / "b").path
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(output, "METER_AFTER", 0.0)
+    code = main(["diff", str(a), str(b), "--json"])
+    assert code in (0, 1) and json.loads(capsys.readouterr().out)["schema"] >= 1
+    shown = err.getvalue()
+    assert "\rmemory-inspector diff: reading A " in shown and "\rmemory-inspector diff: reading B " in shown
+    assert shown.index("reading A") < shown.index("reading B") and shown.endswith(" \r")
