@@ -127,6 +127,7 @@ class ReplayController(QObject):
         self._job: BackgroundJob | None = None
         self._flow: Flow[Any] | None = None
         self._told: dict[str, str] = {}
+        self._declined = False  # the person's last answer in this flow was No
         self._busy = False
         self.progress_dialog: QProgressDialog | None = None
         self._work: Work | None = None
@@ -206,6 +207,7 @@ class ReplayController(QObject):
     def _start(self, flow: Flow[Any]) -> None:
         self._set_busy(True)
         self._flow, self._told = flow, {}
+        self._declined = False
         self._cancel.clear()
         self._advance(None, None)
 
@@ -237,6 +239,7 @@ class ReplayController(QObject):
                     self.prompter.notify(step.text, title=step.title, level=step.level)
             elif isinstance(step, Ask):
                 answer = self.prompter.ask(step.question)
+                self._declined = not answer
             elif isinstance(step, Review):
                 answer = self.prompter.review(step)
             elif isinstance(step, ChooseBackup):
@@ -309,7 +312,9 @@ class ReplayController(QObject):
             elif run.outcome is not None and plan is not None:
                 self.prompter.show_result(run)
                 self._end_with(None, "info", run)
-            elif run.status == "declined":
+            elif run.status == "declined" or (run.status == "refused" and self._declined):
+                # One question, one answer: after the person's No (extract the zip first?) the
+                # flow's refusal says only what they chose; no second box (issue 27 item 12).
                 self._end_with(None, "info", run)
             else:
                 level = "warning" if run.status == "refused" else "info"
