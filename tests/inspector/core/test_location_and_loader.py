@@ -79,9 +79,9 @@ def test_which_folder_a_preview_reads_follows_the_diagnosis_rules(tmp_path):
     (docs / "notes").mkdir(parents=True)
     (docs / "readme.txt").write_text("not memory")
     assert first_character_dir(docs) is None and holds_no_character(docs)  # no bogus "character" to preview
-    staged = tmp_path / "staged"
-    write_character(staged / "carol", "memory")  # a cloud-save staging folder: carol/memory/<files>
-    assert first_character_dir(staged) == staged / "carol" / "memory"
+    staged = tmp_path / "cloudsave"
+    write_character(staged / "characters" / "carol", "memory")  # a cloud-save unit: characters/carol/memory/
+    assert first_character_dir(staged) == staged / "characters" / "carol" / "memory"
     write_character(tmp_path / "root", "bob")
     (tmp_path / "root" / "new-character").mkdir()  # empty: still a character, beside bob
     assert first_character_dir(tmp_path / "root") == tmp_path / "root" / "bob"
