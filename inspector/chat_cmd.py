@@ -74,7 +74,7 @@ def run_chat(args: argparse.Namespace) -> int:
     try:
         diagnosis = diagnose_path(args.path, character=args.character)
         with diagnosis:
-            c = _one_character(diagnosis.characters, args.path)
+            c = diagnosis.only_character()
             event, start, end = _window(c, args)
             read = read_chat(db_of(c.path), start=start, end=end, folder=c.path)
     except DiagnosisInputError as exc:
@@ -90,15 +90,6 @@ def run_chat(args: argparse.Namespace) -> int:
         for line in human(c.name, event, read, show_text=args.show_text and not args.redact):
             print(line)
     return ExitCode.OK
-
-
-def _one_character(characters: list[CharacterDiagnosis], path: str) -> CharacterDiagnosis:
-    if len(characters) == 1:
-        return characters[0]
-    names = ", ".join(repr(c.name) for c in characters[:5]) + (", ..." if len(characters) > 5 else "")
-    raise DiagnosisInputError(
-        f"{path} holds {count(len(characters), 'character')} ({names}): name one with --character"
-    )
 
 
 def _window(c: CharacterDiagnosis, args: argparse.Namespace) -> tuple[dict[str, Any] | None, Any, Any]:

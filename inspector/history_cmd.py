@@ -70,7 +70,7 @@ from inspector.core import output
 from inspector.core.output import ExitCode
 from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count, one_line
-from journal.diagnosis import CharacterDiagnosis, DiagnosisInputError, diagnose_path
+from journal.diagnosis import DiagnosisInputError, diagnose_path
 from journal.history import (
     PLACEMENT,
     UNKNOWN,
@@ -139,7 +139,7 @@ def run_history(args: argparse.Namespace) -> int:
         finally:
             output.clear(meter)
         with diagnosis:
-            character = _one_character(diagnosis.characters, args.path)
+            character = diagnosis.only_character()
             doc, text = _produce(JournalHistory(character), args)
     except (DiagnosisInputError, HistoryInputError) as exc:
         return _bad(str(exc))
@@ -157,15 +157,6 @@ def run_history(args: argparse.Namespace) -> int:
 
 def _bad(message: str) -> int:
     return output.error(PROG, message)
-
-
-def _one_character(characters: list[CharacterDiagnosis], path: str) -> CharacterDiagnosis:
-    if len(characters) == 1:
-        return characters[0]
-    names = ", ".join(repr(c.name) for c in characters[:5]) + (", ..." if len(characters) > 5 else "")
-    raise DiagnosisInputError(
-        f"{path} holds {count(len(characters), 'character')} ({names}): name one with --character"
-    )
 
 
 def _produce(history: JournalHistory, args: argparse.Namespace) -> tuple[dict[str, Any], str]:

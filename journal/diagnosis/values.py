@@ -106,6 +106,16 @@ class UnknownCharacterError(DiagnosisInputError, LookupError):
     """``--character NAME`` names no character of PATH."""
 
 
+class SeveralCharactersError(DiagnosisInputError):
+    """PATH holds several characters where a command reads one, and no ``--character`` names it."""
+
+    @classmethod
+    def of(cls, path: str, names: list[str]) -> SeveralCharactersError:
+        """The one refusal, naming the first five characters."""
+        listed = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+        return cls(f"{path} holds {len(names):,} characters ({listed}): name one with --character")
+
+
 #: What a finding or a prediction can advise a person to do, by name. Each surface words it (the
 #: command line's flags, the window's actions and their shortcuts): the diagnosis only names it.
 ADVICE_ACTIONS = ("park", "repair_journal", "repair_orphans")
@@ -646,6 +656,16 @@ class Diagnosis:
             "path": self.path,
             "characters": [c.to_json(all_events, with_events=with_events) for c in self.characters],
         }
+
+    def only_character(self) -> CharacterDiagnosis:
+        """The character PATH holds, for a command that reads one (``history``, ``chat``, ``diff``).
+
+        Raises:
+            SeveralCharactersError: it holds several (a PATH holding none was refused already).
+        """
+        if len(self.characters) != 1:
+            raise SeveralCharactersError.of(self.path, [c.name for c in self.characters])
+        return self.characters[0]
 
     def worst_severity(self) -> str:
         return worst([f.severity for c in self.characters for f in c.findings] + [f.severity for f in self.findings])

@@ -126,3 +126,12 @@ def test_around_and_between_are_one_or_the_other(capsys, folder: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["chat", str(folder), "--around", "#9", "--between", "a", "b"])
     assert exc.value.code == 2
+
+
+def test_several_characters_need_one_named_as_every_command_says(capsys, folder: Path) -> None:
+    folders.healthy(folder.parent)
+    code, out, err = run(capsys, str(folder.parent), "--around", "#9")
+    assert code == 2 and out == ""
+    assert err.strip().endswith("holds 2 characters ('healthy', 'pending-tail'): name one with --character")
+    code, _, _ = run(capsys, str(folder.parent), "--around", "#9", "--character", "pending-tail")
+    assert code == 0

@@ -42,7 +42,7 @@ from inspector.core.compare.value import (
     ViewProblem,
 )
 from inspector.core.compare.views import compare_views
-from journal.diagnosis import CharacterDiagnosis, Finding, UnreadableInputError, diagnose_character, diagnose_path
+from journal.diagnosis import CharacterDiagnosis, Finding, diagnose_character, diagnose_path
 from journal.dryrun import FieldChange
 from journal.events import JOURNAL_NAME
 
@@ -77,17 +77,12 @@ def open_side(
     resolution of a PATH. A zip's private copy is removed afterwards.
 
     Raises:
-        UnreadableInputError: as :func:`journal.diagnosis.diagnose_path`, or it holds no single
-            character.
+        UnreadableInputError: as :func:`journal.diagnosis.diagnose_path`.
+        SeveralCharactersError: it holds several characters and ``character`` names none.
         UnknownCharacterError: ``character`` names no character of ``path``.
     """
     with diagnose_path(path, character=character, progress=progress) as diag:
-        if len(diag.characters) != 1:
-            names = ", ".join(repr(c.name) for c in diag.characters[:5])
-            raise UnreadableInputError(
-                f"{os.fspath(path)}: holds {len(diag.characters)} characters ({names}); name one with --character"
-            )
-        found = diag.characters[0]
+        found = diag.only_character()
         yield Side(os.fspath(path), Path(found.path), found.name, found, list(diag.findings))
 
 
