@@ -80,6 +80,12 @@ def predict_server_start(c: Character, characters: CharacterList) -> ServerStart
     s.persona_ensure = ensure
     if not server_reads_journal(c.diag.journal.unreadable):
         s.sentinel = c.diag.sentinel
+        if ensure.writes:  # persona ensure runs before reconcile, whatever the journal is
+            s.writes = [(PERSONA, False)]
+            s.deletes = _swept(c, s.writes)
+        s.notes.append(
+            f"what its reconcile and the migrations after it do is not predicted: {c.diag.journal.unreadable}"
+        )
         return s
     if not server_reads_sentinel(c.sentinel_read):
         s.sentinel = SentinelInfo("unknown")

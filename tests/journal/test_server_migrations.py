@@ -157,3 +157,20 @@ def test_without_a_journal_the_start_still_ensures_the_persona_and_runs_its_migr
     assert s is not None and s.replays == 0 and s.evidence_seeds
     assert {JOURNAL_NAME, SENTINEL_NAME, PERSONA} <= {p for p, _ in s.writes}
     assert s.sentinel_after.by == "live_write"
+
+
+def test_with_a_journal_it_cannot_read_persona_ensure_still_writes_and_the_rest_is_not_predicted(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "app" / "memory"
+    cd = healthy(root).path
+    (cd / JOURNAL_NAME).unlink()
+    (cd / JOURNAL_NAME).mkdir()  # there, but no file: its open raises
+    config = tmp_path / "app" / "config"
+    config.mkdir()
+    cards = {"主人": {"档案名": "哥哥"}, "猫娘": {"healthy": {"昵称": "小天"}}}  # the card sync rewrites persona.json
+    (config / "characters.json").write_text(json.dumps(cards, ensure_ascii=False), encoding="utf-8")
+    s = diagnose_character(cd, characters=read_characters(config / "characters.json")).server_start
+    assert s is not None and s.persona[0] == "rewrite"
+    assert s.writes == [(PERSONA, False)] and s.evidence_seeds is None and s.replays == 0
+    assert any("not predicted" in n and JOURNAL_NAME in n for n in s.notes)
