@@ -47,7 +47,7 @@ class BookmarkController(QObject):
         folder, name = self.session.folder, self.session.current
         if folder is None or name is None:
             return None
-        return str(folder.location.path), name
+        return str(folder.location.kept_as), name
 
     def _reload(self) -> None:
         self._where = self._place()

@@ -34,6 +34,13 @@ class Location:
     scratch: Path | None = None
 
     @property
+    def kept_as(self) -> Path:
+        """What the user's settings about this location (its bookmarks) are kept under: its path,
+        but the bundled sample itself for the sample's scratch copy, whose path is new at every
+        open (bookmarks on the sample were lost at every start, issue 27 item 14)."""
+        return sample_source() if self.kind == "sample" else self.path
+
+    @property
     def watchable(self) -> bool:
         """A zip export is a snapshot: there is nothing to watch."""
         return self.kind != "zip"

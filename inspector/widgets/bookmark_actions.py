@@ -64,9 +64,10 @@ class BookmarkActions(QObject):
             w.session.timeline_model.refs(), index.row() if index.isValid() else None, step
         )
         if found is None:
-            w.statusBar().showMessage("No bookmarks in the rows shown (Ctrl+B bookmarks a row).", 5000)
+            w.show_row_message("No bookmarks in the rows shown (Ctrl+B bookmarks a row).")
             return
+        w.clear_row_message()
         if found.wrapped:
             which = "first" if step > 0 else "last"
-            w.statusBar().showMessage(f"Wrapped around to the {which} bookmark.", 5000)
+            w.show_row_message(f"Wrapped around to the {which} bookmark.")
         w.select_position(found.pos)

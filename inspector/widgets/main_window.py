@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._restore_layouts(context.settings)
         self._pending_reselect: int | None = None
+        self._row_message = ""
         self._update_enabled()
 
     # -- construction ----------------------------------------------------------------------------------
@@ -265,6 +266,10 @@ class MainWindow(QMainWindow):
         s.states_recomputed.connect(self._on_states_recomputed)
         s.timeline_model.rowsInserted.connect(self._update_counts)
         s.timeline_model.modelReset.connect(self._on_timeline_reset)
+        # What a row message described is gone once the rows are others (another character, a
+        # filter, a reload all reset the timeline's model).
+        s.timeline_model.modelReset.connect(self.clear_row_message)
+        s.character_shown.connect(self.clear_row_message)
         self.cancel_button.clicked.connect(lambda: s.cancel_load())
         self.characters.selectionModel().currentChanged.connect(self._on_character_clicked)
         self.timeline.selectionModel().currentRowChanged.connect(self._on_row_selected)
@@ -521,6 +526,19 @@ class MainWindow(QMainWindow):
         views.set_files(listed)
         if views.current_file() in files:
             views.show_file(self.session.load_view_file(views.current_file()))
+
+    def show_row_message(self, text: str, timeout: int = 5000) -> None:
+        """A status message about the rows shown ("No problems in the rows shown."): it goes as
+        soon as they change (another character, a filter, a reload), not only when it times out
+        (issue 27 item 13)."""
+        self._row_message = text
+        self.statusBar().showMessage(text, timeout)
+
+    def clear_row_message(self, *_args: Any) -> None:
+        """Take back the message of :meth:`show_row_message`, if it still shows."""
+        if self._row_message and self.statusBar().currentMessage() == self._row_message:
+            self.statusBar().clearMessage()
+        self._row_message = ""
 
     def _on_filter_changed(self, flt: TimelineFilter) -> None:
         # The selected row stays selected when the new filter keeps it (after a worker's filter too).

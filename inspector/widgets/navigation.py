@@ -60,11 +60,12 @@ class Navigation:
         start = index.row() if index.isValid() else (-1 if step > 0 else model.rowCount())
         pos = tl.next_problem(model.refs(), start, step)
         if pos is None:
-            self.w.statusBar().showMessage(no_problem_row_text(tl), 5000)
+            self.w.show_row_message(no_problem_row_text(tl))
             return
+        self.w.clear_row_message()  # a problem was found: an earlier "no problems" is no longer true
         if (step > 0 and pos <= start) or (step < 0 and pos >= start):
             which = "first" if step > 0 else "last"
-            self.w.statusBar().showMessage(f"Wrapped around to the {which} problem.", 5000)
+            self.w.show_row_message(f"Wrapped around to the {which} problem.")
         self.w.select_position(pos)
 
     def ask_goto_event(self) -> None:
@@ -79,7 +80,7 @@ class Navigation:
             self.w.prompter.show_error("Go to event", f"No event of {tl.name} matches {text!r}.")
             return
         if len(found) > 1:
-            self.w.statusBar().showMessage(f"{len(found)} events match {text!r}; showing the first.", 5000)
+            self.w.show_row_message(f"{len(found)} events match {text!r}; showing the first.")
         self.w.select_ref(found[0])
 
     def activate_finding(self, finding: Finding) -> None:

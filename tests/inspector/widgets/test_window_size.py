@@ -91,7 +91,7 @@ def test_selecting_any_row_in_any_tab_changes_no_size(qtbot, inspector_window): 
 
 
 def test_the_first_open_takes_at_most_90_percent_of_the_screen(make_inspector_window):  # noqa: F811
-    window = make_inspector_window()
+    window = make_inspector_window(size=None)
     limit = screen_limit(window).size()
     assert window.width() <= limit.width() and window.height() <= limit.height()
     avail = window.screen().availableGeometry()
@@ -99,15 +99,15 @@ def test_the_first_open_takes_at_most_90_percent_of_the_screen(make_inspector_wi
 
 
 def test_it_opens_at_the_last_size_clipped_to_the_screen(qtbot, make_inspector_window):  # noqa: F811
-    first = make_inspector_window()
+    first = make_inspector_window(size=None)
     first.resize(700, 500)
     first.close()
-    again = make_inspector_window()
+    again = make_inspector_window(size=None)
     assert again.size() == QSize(700, 500)
     # a size kept on a bigger screen is clipped to this one (the whole available screen)
     again.resize(5000, 4000)
     again.close()
-    clipped = make_inspector_window()
+    clipped = make_inspector_window(size=None)
     avail = clipped.screen().availableGeometry().size()
     assert clipped.size() == QSize(5000, 4000).boundedTo(avail)
 

@@ -15,16 +15,23 @@ from inspector.widgets.main_window import MainWindow
 #: Loads and live updates of small test folders take milliseconds; this bounds a broken one.
 WAIT_MS = 20_000
 
+#: The size windows under test have unless a test says otherwise: the offscreen screen is smaller,
+#: and a window opens at 90 % of it at most (issue 27 item 3).
+TEST_SIZE = (1440, 880)
+
 
 @pytest.fixture
 def make_inspector_window(qtbot, tmp_path):
-    """``make_window(**build_window kwargs) -> MainWindow``; every window is closed after the test."""
+    """``make_window(size=TEST_SIZE, **build_window kwargs) -> MainWindow``; every window is closed
+    after the test."""
     windows: list[MainWindow] = []
 
-    def make(**kwargs) -> MainWindow:
+    def make(*, size: tuple[int, int] | None = TEST_SIZE, **kwargs) -> MainWindow:
         kwargs.setdefault("prompter", HeadlessPrompter())
         kwargs.setdefault("config_dir", tmp_path / "config")
         window = build_window(**kwargs)
+        if size is not None:  # None: the size the window opens at by itself (the screen decides)
+            window.resize(*size)
         qtbot.addWidget(window)
         windows.append(window)
         return window
