@@ -188,13 +188,15 @@ _event_id = attrgetter("event_id")
 _UTF8_PIECE = 256 << 10
 
 
-def _valid_utf8(data: bytes, view: memoryview, start: int, stop: int) -> bool:
+def _valid_utf8(data: bytes, view: memoryview, start: int, stop: int, ascii: bool | None = None) -> bool:
     """Whether ``data[start:stop]`` is valid UTF-8.
 
     msgspec checks the UTF-8 of the strings it decodes, not of the fields it skips; Python's
-    ``json`` (the reference) refuses a line with invalid UTF-8 anywhere in it.
+    ``json`` (the reference) refuses a line with invalid UTF-8 anywhere in it. ``ascii`` is
+    ``data.isascii()`` when the caller knows it already (it checks a whole read once, not once
+    for each of its batches).
     """
-    if data.isascii():  # stops at the first non-ASCII byte: free for ASCII journals
+    if data.isascii() if ascii is None else ascii:  # stops at the first non-ASCII byte
         return True
     if stop - start <= _UTF8_PIECE:
         try:
@@ -312,18 +314,26 @@ class JournalScanner:
         # Complete lines data[:end] (data[end] is their last newline), in batches of about
         # _BATCH bytes cut at line ends; a line longer than that is a batch of its own.
         view = memoryview(data)
+        ascii = data.isascii()  # once per read: it stops at the first non-ASCII byte
         pos = 0
         while True:
             cut = end if end - pos <= _BATCH else data.rfind(b"\n", pos, pos + _BATCH)
             if cut < pos:
                 cut = data.find(b"\n", pos + _BATCH, end + 1)
-            self._scan_batch(data, view, pos, cut, events, defects)
+            self._scan_batch(data, view, pos, cut, ascii, events, defects)
             if cut >= end:
                 return
             pos = cut + 1
 
     def _scan_batch(
-        self, data: bytes, view: memoryview, start: int, stop: int, events: list[Any], defects: list[Defect]
+        self,
+        data: bytes,
+        view: memoryview,
+        start: int,
+        stop: int,
+        ascii: bool,
+        events: list[Any],
+        defects: list[Defect],
     ) -> None:
         """``data[start:stop]``: complete lines, without the newline after the last one."""
         try:
@@ -333,7 +343,7 @@ class JournalScanner:
         else:
             if (
                 decoded
-                and _valid_utf8(data, view, start, stop)
+                and _valid_utf8(data, view, start, stop, ascii)
                 and self._place(data, start, stop, decoded)
                 and self._take_ids(decoded)
             ):

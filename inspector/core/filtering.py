@@ -109,7 +109,7 @@ def filter_fields(timeline: CharacterTimeline, refs: Sequence[int], flt: Timelin
     needle = flt.entry.lower()
     low, high = flt.time_bounds()
     timed = low is not None or high is not None
-    records = timeline.events.records
+    ts_of = timeline.events.ts
     state = timeline.state
     damaged_ok = (wanted_types is None or DAMAGED_TYPE in wanted_types) and (
         wanted_states is None or DAMAGED in wanted_states
@@ -129,7 +129,7 @@ def filter_fields(timeline: CharacterTimeline, refs: Sequence[int], flt: Timelin
             if entry is None or needle not in entry.lower():
                 continue
         if timed:
-            key = ts_key(records[r].ts)
+            key = ts_key(ts_of(r))
             if key is None or (low is not None and key < low) or (high is not None and key > high):
                 continue
         out.append(r)
@@ -150,10 +150,10 @@ def first_at_or_after(timeline: CharacterTimeline, refs: Sequence[int], text: st
         raise FilterError(str(exc)) from None
     if bound is None:
         return None
-    records = timeline.events.records
+    ts_of = timeline.events.ts
     for pos, r in enumerate(refs):
         if r >= 0:
-            key = ts_key(records[r].ts)
+            key = ts_key(ts_of(r))
             if key is not None and key >= bound:
                 return pos
     return None

@@ -198,10 +198,10 @@ def check_archives(c: Character) -> None:
     assert folder is not None
     targets = []
     names_by_entry: dict[tuple[str, Hashable], list[object]] = {}
-    for index, rec in enumerate(events.records):
-        if rec.keys.archive_shard_path is None:
+    for index, keys in events.kept_keys():
+        if keys.archive_shard_path is None:
             continue
-        target = archive_target(rec.type, rec.keys)
+        target = archive_target(events.type(index), keys)
         if target is None:
             continue
         targets.append((index, target))
@@ -212,7 +212,7 @@ def check_archives(c: Character) -> None:
                 "error",
                 f"event #{index} names the shard {target.shard!r}, which is not a shard basename "
                 "(YYYY-MM-DD_<8 hex>.json): nothing may be written there",
-                event_id=rec.event_id,
+                event_id=events.event_id(index),
             )
     for index, target in targets:
         if index > sindex:

@@ -388,7 +388,7 @@ class JournalHistory:
         the entry after it)``, the journal read once from the start."""
         events = self._events
         entries = events.entries if isinstance(events, EventList) else None
-        records = events.records if isinstance(events, EventList) else None
+        ids = events.event_id if isinstance(events, EventList) else None
         runs = self._not_run()
         states: dict[EntryKey, EntryState] = {}
         i = -1
@@ -401,7 +401,7 @@ class JournalHistory:
                     ref = entries[i] if entries is not None else events[i].entry
                     if ref is None:
                         continue
-                    if ev.event_id != (records[i].event_id if records is not None else events[i].event_id):
+                    if ev.event_id != (ids(i) if ids is not None else events[i].event_id):
                         raise self._changed(i)
                     etype = ev.type
                     payload = _payload(ev)

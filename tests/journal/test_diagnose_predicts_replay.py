@@ -101,9 +101,10 @@ def _reference(path: Path) -> tuple[Any, ...]:
 def _scanned(path: Path) -> tuple[Any, ...]:
     scan = scan_journal(path)
     ev = scan.events
-    events = [(r.event_id, r.type, r.ts, r.line, r.offset, ev.entries[i]) for i, r in enumerate(ev.records)]
+    records = [ev.record(i) for i in range(len(ev))]
+    events = [(r.event_id, r.type, r.ts, r.line, r.offset, ev.entries[i]) for i, r in enumerate(records)]
     archives = [
-        (i, archive_target(r.type, r.keys)) for i, r in enumerate(ev.records) if r.keys.archive_shard_path is not None
+        (i, archive_target(r.type, r.keys)) for i, r in enumerate(records) if r.keys.archive_shard_path is not None
     ]
     return events, scan.defects, scan.lines, scan.size, archives
 
