@@ -89,8 +89,9 @@ def test_the_file_menu_offers_both_disabled_until_a_folder_is_open(qtbot, window
     file_menu = window.menuBar().actions()[0].menu()
     assert support.export_bundle_action in file_menu.actions()
     assert support.compare_menu.menuAction() in file_menu.actions()
-    assert support.compare_menu.actions() == [support.compare_folder_action, support.compare_zip_action]
-    actions = (support.export_bundle_action, support.compare_folder_action, support.compare_zip_action)
+    compare = [support.compare_folder_action, support.compare_zip_action, support.compare_cloud_action]
+    assert support.compare_menu.actions() == compare
+    actions = (support.export_bundle_action, *compare)
     assert not any(a.isEnabled() for a in actions)
     open_and_wait(qtbot, window, two_characters(tmp_path / "memory"))
     assert all(a.isEnabled() for a in actions)
