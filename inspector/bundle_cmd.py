@@ -39,6 +39,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("-o", "--output", metavar="CASE.zip", help="the bundle to write (never inside PATH)")
     p.add_argument("--character", metavar="NAME", help="only this character")
     p.add_argument("--no-redact", action="store_true", help="copy the files as they are (recorded in the manifest)")
+    p.add_argument(
+        "--include-chat",
+        action="store_true",
+        help="include the chat history (time_indexed.db, rebuilt from a private copy; every message keyed unless "
+        "--no-redact); left out by default",
+    )
     p.add_argument("--force", action="store_true", help="replace CASE.zip if it exists")
     p.add_argument(
         "--screenshots",
@@ -82,6 +88,7 @@ def run_bundle(args: argparse.Namespace) -> int:
             force=args.force,
             progress=meter,
             screenshots=screenshots,
+            include_chat=args.include_chat,
         )
     except DiagnosisInputError as exc:
         output.clear(meter)

@@ -105,11 +105,13 @@ def _classify(name: str, member: str) -> tuple[str, str] | None:
     return None
 
 
-def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPlan:
+def plan_folder(folder: Path, file_name: Callable[[str], str] = str, *, include_chat: bool = False) -> FolderPlan:
     """What of ``folder`` goes into the bundle. Links are never followed; special files, links,
     unknown folders and files that are not JSON are left out with a reason. ``file_name`` gives a
     name the format notes do not define its name in the bundle (a redacting bundle keys it:
-    :meth:`~inspector.core.bundle.redact.BundleRedactor.file_name`).
+    :meth:`~inspector.core.bundle.redact.BundleRedactor.file_name`). ``include_chat``: the sender
+    ticked the chat history in: ``time_indexed.db`` goes in as a rebuilt copy
+    (:mod:`inspector.core.bundle.chat`), its sidecars still left out.
 
     Raises:
         OSError: the folder cannot be listed.
@@ -127,6 +129,9 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str) -> FolderPl
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
             plan.omitted.append(Omitted(_shown(name), "a symbolic link: not followed"))
+            continue
+        if include_chat and name == R.CHAT_DB and stat.S_ISREG(st.st_mode):
+            plan.files.append(Planned(name, Path(entry.path), "chat", "chat", st.st_size))
             continue
         omitted_reason = next((why for prefix, why in R.OMITTED_PREFIXES if name.startswith(prefix)), None)
         if omitted_reason is not None:

@@ -234,5 +234,11 @@ def is_format_file_name(name: str) -> bool:
     )
 
 
-#: Left out of every bundle, with the reason recorded in the manifest.
-OMITTED_PREFIXES: Final = (("time_indexed", "raw chat history (SQLite): it cannot be redacted key by key"),)
+#: Left out of every bundle, with the reason recorded in the manifest (``time_indexed.db`` itself
+#: goes in, rebuilt with its messages keyed, only when the sender includes the chat history).
+OMITTED_PREFIXES: Final = (
+    ("time_indexed", "the chat history (SQLite): left out unless the sender includes it (--include-chat)"),
+)
+
+#: The chat history's file name in a character folder (cloudsave-format §6.1).
+CHAT_DB: Final = "time_indexed.db"

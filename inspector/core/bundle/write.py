@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from inspector.core.bundle.chat import chat_db_bytes
 from inspector.core.bundle.checkdoc import check_documents, make_scrub
 from inspector.core.bundle.facts import bundle_facts, character_facts, zip_level_findings
 from inspector.core.bundle.journal import redact_journal
@@ -172,6 +173,8 @@ def _pieces(path: Path) -> Iterator[bytes]:
 
 
 def _member_bytes(p: Planned, redactor: BundleRedactor | None) -> bytes:
+    if p.how == "chat":  # never the live file's bytes: a private copy, rebuilt (and keyed)
+        return chat_db_bytes(p.source, redactor)
     data = _read(p.source)
     if redactor is None:
         return data
@@ -196,6 +199,7 @@ def write_bundle(
     cancelled: Callable[[], bool] | None = None,
     screenshots: Mapping[str, bytes] | None = None,
     now: datetime | None = None,
+    include_chat: bool = False,
 ) -> BundleResult:
     """Write the support bundle of ``path`` (a memory root, a character folder or a zip export) to
     ``out`` (a ``.zip``).
@@ -218,6 +222,9 @@ def write_bundle(
         cancelled: asked at each step; true stops, removes the temp file and raises.
         screenshots: PNG bytes by character folder in the bundle, or by character name.
         now: the time recorded for the members (default: now).
+        include_chat: the sender includes the chat history: each ``time_indexed.db`` goes in
+            rebuilt from a private copy, every message's words keyed when redacting
+            (:mod:`inspector.core.bundle.chat`); by default it is left out.
 
     Returns:
         What was written.
@@ -252,7 +259,7 @@ def write_bundle(
                 plans.append((c.name, folder, None, "a symbolic link: not followed"))
                 continue
             try:
-                plans.append((c.name, folder, plan_folder(Path(c.path), file_name), None))
+                plans.append((c.name, folder, plan_folder(Path(c.path), file_name, include_chat=include_chat), None))
             except OSError as exc:
                 plans.append((c.name, folder, None, f"cannot be listed: {exc.strerror or exc}"))
         meter.total = max(meter.total, journals + sum(p.size for _, _, p, _ in plans if p is not None))
