@@ -76,7 +76,16 @@ class Appearance(QObject):
         """Give the application the palette of :attr:`theme` (at start, and after a choice)."""
         app = QApplication.instance()
         if isinstance(app, QApplication):
+            # A widget the style sheet has polished keeps the palette it was polished with (the
+            # character list and the detail panes stayed white, issue 27 item 9), and unpolishing it
+            # gives back the one it had before: so the sheet is taken off first, the palette set, and
+            # the sheet set again, which polishes every widget under the new palette, as at a start.
+            sheet = app.styleSheet()
+            if sheet:
+                app.setStyleSheet("")
             app.setPalette(theme_palette(self.theme))
+            if sheet:
+                app.setStyleSheet(sheet)
 
     def set_theme(self, theme: str) -> None:
         """Apply ``theme`` and keep it for the next start."""

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -67,7 +67,7 @@ def _tree(model: Any) -> QTreeView:
 def _button(text: str, icon_name: str | None = None) -> QPushButton:
     b = QPushButton(text)
     if icon_name:
-        b.setIcon(icons.icon(icon_name))
+        icons.set_icon(b, icon_name)
     return b
 
 
@@ -136,7 +136,7 @@ class EventDetail(QWidget):
         self.copy_id.clicked.connect(self._copy_id)
         buttons = QHBoxLayout()
         copy_icon = QLabel()
-        copy_icon.setPixmap(icons.icon(icons.COPY).pixmap(16, 16))
+        icons.set_icon(copy_icon, icons.COPY, size=16)
         buttons.addWidget(copy_icon)
         buttons.addWidget(QLabel("Copy:"))
         for b in (self.copy_payload, self.copy_record, self.copy_id):
@@ -157,6 +157,10 @@ class EventDetail(QWidget):
         self.tree_matches = MatchDelegate(self.tree)
         self.tree.setItemDelegate(self.tree_matches)
         self.raw_matches = MatchHighlighter(self.raw.document(), self.raw.palette())
+
+    def restyle(self) -> None:
+        """After a theme switch: the find highlight in the raw JSON (issue 27 item 9)."""
+        self.raw_matches.set_palette(QPalette())
 
     def set_highlight(self, pattern: re.Pattern[str] | None) -> None:
         """Highlight ``pattern``'s matches in the payload views (``None``: none)."""
@@ -488,6 +492,10 @@ class ViewsPanel(QWidget):
         self.select_path(self._hits[self._hit])
         self.hits_label.setText(f"{self._hit + 1} of {len(self._hits)}")
 
+    def restyle(self) -> None:
+        """After a theme switch: the provenance rows' state colours (issue 27 item 9)."""
+        self.provenance_model.set_palette(QPalette())
+
     # -- provenance ------------------------------------------------------------------------------------------
 
     def _on_tree_selection(self, _sel: QItemSelection, _desel: QItemSelection) -> None:
@@ -562,7 +570,7 @@ class FindingsPanel(QWidget):
         self.full.setPlaceholderText("Select a finding to read it whole.")
         self.full.setMaximumHeight(self.full.fontMetrics().lineSpacing() * 7 + 12)
         self.copy_button = _copy_button("Copy", "Copy the selected finding (as shown)")
-        self.copy_button.setIcon(icons.icon(icons.COPY, self.palette()))
+        icons.set_icon(self.copy_button, icons.COPY, self.palette())
         self.copy_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.copy_button.clicked.connect(self.copy_selected)
         self.table.selectionModel().currentRowChanged.connect(self._show_current)

@@ -138,8 +138,10 @@ class _ChoiceButton(QToolButton):
             self.setText(f"{self.title}: {len(sel)} of {len(self._actions)}")
 
 
-def _tint(box: QLineEdit, base_palette: QPalette, on: bool) -> None:
-    """A red tint on ``box`` (not a frame: the box keeps its size), or its own palette again."""
+def _tint(box: QLineEdit, on: bool) -> None:
+    """A red tint on ``box`` (not a frame: the box keeps its size), or the application's palette
+    again (the one in force: not the palette of the theme the box was built in)."""
+    base_palette = QPalette()
     if not on:
         box.setPalette(base_palette)
         return
@@ -179,7 +181,7 @@ class TimeRangeButton(QToolButton):
         super().__init__(parent)
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         # An icon alone keeps the bar narrow (a 900 px window); a range in force shows it pressed.
-        self.setIcon(icons.icon(icons.CLOCK, self.palette()))
+        icons.set_icon(self, icons.CLOCK, self.palette())
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
         self.setCheckable(True)
         self.setAccessibleName("Time range")
@@ -195,7 +197,6 @@ class TimeRangeButton(QToolButton):
             box.setToolTip(TIME_TIP)
             box.setClearButtonEnabled(True)
             box.setMinimumWidth(width)
-        self._palette = QPalette(self.since.palette())
         self.go_button = QPushButton("Go", form)
         go_row = QHBoxLayout()
         go_row.addWidget(self.goto, 1)
@@ -236,7 +237,7 @@ class TimeRangeButton(QToolButton):
     def show_error(self, message: str | None) -> None:
         """Tint the range boxes and say why in their tooltip (``None``: clear)."""
         for box in (self.since, self.until):
-            _tint(box, self._palette, bool(message))
+            _tint(box, bool(message))
             box.setToolTip(f"{message} (the last valid filter stays in force)\n\n{TIME_TIP}" if message else TIME_TIP)
         self._update_text(bool(message))
 
@@ -273,7 +274,7 @@ class FilterBar(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)  # narrow gaps: the search and entry boxes keep their room at 900 px
         icon = QLabel()
-        icon.setPixmap(icons.icon(icons.FILTER, self.palette()).pixmap(16, 16))
+        icons.set_icon(icon, icons.FILTER, self.palette(), 16)
         self.types = _ChoiceButton("Types", self)
         self.states = _ChoiceButton("States", self)
         self.states.set_choices((s, STATE_LABELS[s]) for s in ROW_STATES)
@@ -292,7 +293,6 @@ class FilterBar(QWidget):
         self.error_message = ""
         self._text_tip = "Search payloads: plain text, or a regular expression with .*"
         self.text.setToolTip(self._text_tip)
-        self._text_palette = QPalette(self.text.palette())
         self.count = QLabel(self)
         layout.addWidget(icon)
         layout.addWidget(self.types)
@@ -350,7 +350,7 @@ class FilterBar(QWidget):
     def show_error(self, message: str | None) -> None:
         """Mark the search box as invalid (a red tint, the message as its tooltip), or clear it."""
         self.error_message = message or ""
-        _tint(self.text, self._text_palette, bool(message))
+        _tint(self.text, bool(message))
         self.text.setToolTip(f"{message} (the last valid filter stays in force)" if message else self._text_tip)
 
     def show_count(self, shown: int, total: int, busy: bool = False) -> None:

@@ -112,6 +112,11 @@ class MatchHighlighter(QSyntaxHighlighter):
         self._format = QTextCharFormat()
         self._format.setBackground(find_color(palette))
 
+    def set_palette(self, palette: QPalette) -> None:
+        """Mark the matches in ``palette``'s colour (a theme switch)."""
+        self._format.setBackground(find_color(palette))
+        self.rehighlight()
+
     def set_pattern(self, pattern: re.Pattern[str] | None) -> None:
         if pattern is not self.pattern:
             self.pattern = pattern

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QRectF, Qt
+from PySide6.QtCore import QByteArray, QObject, QRectF, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QAbstractButton, QLabel, QWidget
 
 import resources
 
@@ -28,6 +28,12 @@ CLOCK = "clock"
 APP = "app"
 
 _cache: dict[tuple[str, str], QIcon] = {}
+
+#: The dynamic property naming the icon an action, button or label shows (:func:`set_icon`), so
+#: that :func:`retint` can draw it again in another theme's colour.
+ICON_PROPERTY = "themedIcon"
+#: The pixmap size of a label's icon.
+SIZE_PROPERTY = "themedIconSize"
 
 
 def icon(name: str, palette: QPalette | None = None) -> QIcon:
@@ -61,7 +67,7 @@ def make_action(
     one way the window's actions are made."""
     action = QAction(text, parent)
     if icon_name:
-        action.setIcon(icon(icon_name, parent.palette()))
+        set_icon(action, icon_name, parent.palette())
     if shortcut is not None:
         action.setShortcut(QKeySequence(shortcut))
     if tip:
@@ -69,3 +75,28 @@ def make_action(
         action.setStatusTip(tip)
     action.triggered.connect(slot)
     return action
+
+
+def set_icon(
+    target: QAction | QAbstractButton | QLabel, name: str, palette: QPalette | None = None, size: int = 16
+) -> None:
+    """Show icon ``name`` on an action or a button (a label: as a ``size`` px pixmap), drawn in
+    ``palette``'s text colour, and remember it for :func:`retint`."""
+    target.setProperty(ICON_PROPERTY, name)
+    drawn = icon(name, palette)
+    if isinstance(target, QLabel):
+        target.setProperty(SIZE_PROPERTY, size)
+        target.setPixmap(drawn.pixmap(size, size))
+    else:
+        target.setIcon(drawn)
+
+
+def retint(root: QObject) -> None:
+    """Draw every icon :func:`set_icon` put on ``root`` or under it again, in the application's
+    palette: after a theme switch they show as at a start with that theme (issue 27 item 9)."""
+    palette = QPalette()
+    for target in (root, *root.findChildren(QObject)):
+        name = target.property(ICON_PROPERTY)
+        if isinstance(name, str) and isinstance(target, (QAction, QAbstractButton, QLabel)):
+            size = target.property(SIZE_PROPERTY)
+            set_icon(target, name, palette, size if isinstance(size, int) else 16)

@@ -85,7 +85,8 @@ class ServerStartPanel(QFrame):
             "event where its next start stops; a stripe at the left of each event it applies that our guarded "
             "replay would not (a full replay behind our sentinel, or an event past the one where ours stops)."
         )
-        self.copy_button = QPushButton(icons.icon(icons.COPY, self.palette()), "Copy")
+        self.copy_button = QPushButton("Copy")
+        icons.set_icon(self.copy_button, icons.COPY, self.palette())
         self.copy_button.setToolTip("Copy what the memory server's next start does (plain text)")
         self.copy_button.clicked.connect(self.copy)
         self.body = QTextBrowser()
@@ -197,9 +198,11 @@ class ServerStartPanel(QFrame):
             palette.setColor(QPalette.ColorRole.Window, blend(window, accent_color(palette, state), amount))
         self.setAutoFillBackground(state is not None)
         self.setPalette(palette)
-        body = self.body.palette()
+        body = QPalette(palette)
         body.setColor(QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.Window))
         self.body.setPalette(body)
+        # The style sheet gave the viewport a palette of its own: it follows its parent's no more.
+        self.body.viewport().setPalette(body)
 
     def _fit(self) -> None:
         """Size the body to its text, up to :attr:`MAX_LINES` lines (then it scrolls)."""
@@ -209,6 +212,13 @@ class ServerStartPanel(QFrame):
         line = self.body.fontMetrics().lineSpacing()
         height = int(doc.size().height()) + 2 * self.body.frameWidth() + 2
         self.body.setFixedHeight(max(line + 8, min(height, line * self.MAX_LINES + 8)))
+
+    def restyle(self) -> None:
+        """After a theme switch: its tint, the body's and the severity chips (issue 27 item 9)."""
+        if self.content is not None:
+            self.set_text(self.content)
+        else:
+            self._set_severity(self.severity)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Override: refit the body to the new width."""

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from inspector.controllers.appearance import Appearance
 from inspector.core.appearance import THEMES
+from inspector.widgets.theme import follow_theme
 
 if TYPE_CHECKING:
     from inspector.widgets.main_window import MainWindow
@@ -54,6 +55,7 @@ class SettingsActions(QObject):
         self.clear_recent_action = window._action("&Clear recent", self.clear_recent)
         self._applied = 0  # the zoom the widgets show now, in points
         appearance.zoom_changed.connect(self.apply_zoom)
+        appearance.theme_changed.connect(lambda _theme: follow_theme(self.window))
         if appearance.zoom:
             self.apply_zoom(appearance.zoom)
 

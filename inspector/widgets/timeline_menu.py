@@ -67,7 +67,7 @@ class JobIndicator(QWidget):
         self.bar = QProgressBar(self)
         self.bar.setMaximumWidth(160)
         self.cancel_button = QToolButton(self)
-        self.cancel_button.setIcon(icons.icon(icons.CANCEL, self.palette()))
+        icons.set_icon(self.cancel_button, icons.CANCEL, self.palette())
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Cancel the copy or export (nothing is written)")
         self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)

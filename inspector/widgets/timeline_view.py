@@ -256,9 +256,9 @@ class TimelineView(QTableView):
             self.fit_columns()
         self.refresh_marks()
 
-    def _keep_state_colours_under_selection(self) -> None:
+    def _keep_state_colours_under_selection(self, base: QPalette | None = None) -> None:
         # A translucent highlight lets the selected row keep showing its state colour.
-        palette = self.palette()
+        palette = QPalette(base) if base is not None else self.palette()
         for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
             highlight = QColor(palette.color(group, QPalette.ColorRole.Highlight))
             highlight.setAlpha(110)
@@ -266,13 +266,14 @@ class TimelineView(QTableView):
             palette.setColor(group, QPalette.ColorRole.HighlightedText, palette.color(group, QPalette.ColorRole.Text))
         self.setPalette(palette)
 
+    def restyle(self) -> None:
+        """After a theme switch (:func:`inspector.widgets.theme.follow_theme`): the translucent
+        highlight, from the application's palette (issue 27 item 9)."""
+        self._keep_state_colours_under_selection(QPalette())
+
     def changeEvent(self, event: Any) -> None:
-        """Override: re-derive the translucent highlight when the theme changes, the rows' height
-        when the font does."""
+        """Override: re-derive the rows' height when the font changes."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.ApplicationPaletteChange:
-            self.setPalette(QPalette())
-            self._keep_state_colours_under_selection()
         if event.type() == QEvent.Type.FontChange:  # the zoom: rows, strips and columns follow the font
             self._row_height, self._insets = QFontMetrics(self.font()).height() + 6, {}
             self.verticalHeader().setDefaultSectionSize(self._row_height)
@@ -567,7 +568,7 @@ class SentinelBar(QFrame):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 3, 4, 3)
         self.icon = QLabel()
-        self.icon.setPixmap(icons.icon(icons.SENTINEL, self.palette()).pixmap(16, 16))
+        icons.set_icon(self.icon, icons.SENTINEL, self.palette(), 16)
         self.label = QLabel()
         self.label.setToolTip(
             "What our stricter journal library's guarded replay would do (Tools menu). It is not what the "
@@ -575,7 +576,8 @@ class SentinelBar(QFrame):
         )
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setWordWrap(True)
-        self.jump = QPushButton(icons.icon(icons.SENTINEL, self.palette()), "Jump to sentinel")
+        self.jump = QPushButton("Jump to sentinel")
+        icons.set_icon(self.jump, icons.SENTINEL, self.palette())
         self.jump.setToolTip("Select the event the sentinel points at (Ctrl+J)")
         self.jump.clicked.connect(self.jump_requested)
         layout.addWidget(self.icon)
@@ -607,6 +609,10 @@ class SentinelBar(QFrame):
     @property
     def warning(self) -> bool:
         return bool(self.property("warning"))
+
+    def restyle(self) -> None:
+        """After a theme switch: the warning tint (issue 27 item 9)."""
+        self._set_warning(self.warning)
 
     def _set_warning(self, on: bool) -> None:
         self.setProperty("warning", on)

@@ -120,6 +120,10 @@ def build_actions(w: MainWindow) -> None:
 
     toolbar = QToolBar("Main")
     toolbar.setObjectName("MainToolbar")
+    # Its constructor asked the style sheet for metrics before it had this name: polish it again, so
+    # that the sheet's rule for it applies from the start as after a theme switch (issue 27 item 9).
+    toolbar.style().unpolish(toolbar)
+    toolbar.style().polish(toolbar)
     toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     toolbar.setMovable(False)
     for a in (w.open_folder_action, w.open_zip_action, w.reload_action):
