@@ -191,9 +191,10 @@ class SupportController(SingleJobController):
                 return str(exc).replace("the input folder", "the opened folder")
         return None
 
-    def write_bundle(self, target: str | os.PathLike[str], *, redact: bool = True) -> bool:
+    def write_bundle(self, target: str | os.PathLike[str], *, redact: bool = True, include_chat: bool = False) -> bool:
         """Write the support bundle of what is open to ``target`` in the background (redacted
-        unless ``redact`` is false); ``False`` when refused (:attr:`failed` says why)."""
+        unless ``redact`` is false; the chat history only with ``include_chat``); ``False`` when
+        refused (:attr:`failed` says why)."""
         source = self.opened_path()
         why = self.bundle_refusal(target)
         if source is None or why is not None:
@@ -209,6 +210,7 @@ class SupportController(SingleJobController):
                     out,
                     secret=secret,
                     redact=redact,
+                    include_chat=include_chat,
                     force=True,
                     progress=progress,
                     cancelled=lambda: token.cancelled,

@@ -124,12 +124,12 @@ class SupportActions(QObject):
         if why is not None:
             w.prompter.show_error(BUNDLE_TITLE, f"{why}\n\nNothing was written.")
             return
-        redact = BundleOptionsDialog.ask(w, str(source), path)
-        if redact is None:
+        choice = BundleOptionsDialog.ask(w, str(source), path)
+        if choice is None:
             w.statusBar().showMessage("Support bundle: cancelled, nothing was written.", 5000)
             return
         self._kind = "bundle"
-        c.write_bundle(path, redact=redact)
+        c.write_bundle(path, redact=choice.redact, include_chat=choice.include_chat)
 
     def _on_bundle_written(self, result: BundleResult) -> None:
         m = result.manifest

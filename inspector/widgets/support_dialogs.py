@@ -6,6 +6,7 @@ modal ``exec()``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
 from PySide6.QtWidgets import QCheckBox, QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
@@ -22,6 +23,21 @@ REDACTION_TEXT = (
     "diagnoses as the folder does.</p>"
 )
 
+#: What the dialog says of the chat history (``time_indexed.db``, left out unless ticked).
+CHAT_TEXT = (
+    "<p><b>Chat history:</b> <code>time_indexed.db</code> is left out unless you tick it. Ticked, it "
+    "goes in rebuilt from a private copy, every message keyed like any text while redacting.</p>"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BundleChoice:
+    """What the person chose: redact (the default), and include the chat history (not by default)."""
+
+    redact: bool = True
+    include_chat: bool = False
+
+
 #: What the dialog says when the box is unticked.
 NOT_REDACTED_TEXT = (
     "<p><b>Not redacted:</b> the files are copied as they are, with every text in them, and the "
@@ -34,6 +50,7 @@ class BundleOptionsDialog(QDialog):
 
     Attributes:
         redact_box: the "Redact" check box (ticked at first).
+        chat_box: the "Include the chat history" check box (unticked at first).
         warning: the not-redacted warning, shown while the box is unticked.
         buttons: Export and Cancel.
     """
@@ -59,11 +76,16 @@ class BundleOptionsDialog(QDialog):
         self.warning.setWordWrap(True)
         self.warning.setVisible(False)
         self.redact_box.toggled.connect(lambda on: self.warning.setVisible(not on))
+        self.chat_box = QCheckBox("Include the &chat history (time_indexed.db)")
+        self.chat_box.setChecked(False)
+        chat_explained = QLabel(CHAT_TEXT)
+        chat_explained.setWordWrap(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.addButton("&Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        for w in (where, contents, self.redact_box, explained, self.warning, self.buttons):
+        for w in (where, contents, self.redact_box, explained, self.warning, self.chat_box, chat_explained,
+                  self.buttons):
             layout.addWidget(w)
         self.setMinimumWidth(min(self.fontMetrics().averageCharWidth() * 72, screen_limit(self).width()))
         fit_to_screen(self)
@@ -72,11 +94,15 @@ class BundleOptionsDialog(QDialog):
     def redact(self) -> bool:
         return self.redact_box.isChecked()
 
+    @property
+    def include_chat(self) -> bool:
+        return self.chat_box.isChecked()
+
     @classmethod
-    def ask(cls, parent: QWidget | None, source: str, target: str) -> bool | None:
-        """``True``: write it redacted; ``False``: not redacted; ``None``: cancelled."""
+    def ask(cls, parent: QWidget | None, source: str, target: str) -> BundleChoice | None:
+        """What to write (redacted or not, with the chat history or not); ``None``: cancelled."""
         dialog = cls(source, target, parent)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None
-        return dialog.redact
+        return BundleChoice(dialog.redact, dialog.include_chat)
 

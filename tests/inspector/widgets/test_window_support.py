@@ -20,7 +20,7 @@ from inspector.core.bundle import read_secret
 from inspector.core.redaction import Redactor
 from inspector.widgets.compare_panel import DIVERGENCE_COLOR, ComparePanel
 from inspector.widgets.main_window import MainWindow
-from inspector.widgets.support_dialogs import BundleOptionsDialog
+from inspector.widgets.support_dialogs import BundleChoice, BundleOptionsDialog
 from journal import EventLog
 from journal.diagnosis import diagnose_path
 from journal.views import PERSONA
@@ -37,12 +37,13 @@ class Options:
     """The bundle's confirmation, answered without a person (``BundleOptionsDialog.ask`` patched)."""
 
     def __init__(self) -> None:
-        self.answer: bool | None = True
+        self.answer: bool | None = True  # redact, or None: cancelled
+        self.include_chat = False
         self.asked: list[tuple[str, str]] = []
 
-    def ask(self, _parent, source: str, target: str) -> bool | None:
+    def ask(self, _parent, source: str, target: str) -> BundleChoice | None:
         self.asked.append((source, target))
-        return self.answer
+        return None if self.answer is None else BundleChoice(self.answer, self.include_chat)
 
 
 @pytest.fixture
@@ -167,6 +168,7 @@ def test_the_confirmation_says_what_is_redacted_and_that_not_redacting_is_record
     dialog = BundleOptionsDialog("/home/someone/memory", "/tmp/case.zip")
     qtbot.addWidget(dialog)
     assert dialog.redact and dialog.warning.isHidden()  # redacted unless the person unticks it
+    assert not dialog.include_chat  # the chat history only when ticked
     said = " ".join(label.text() for label in dialog.findChildren(QLabel))
     assert "‹text · N chars›" in said and "keyed by your secret" in said and "embeddings are dropped" in said
     dialog.redact_box.setChecked(False)
@@ -339,3 +341,21 @@ def test_a_b_that_is_no_export_is_reported_and_shows_no_panel(qtbot, pair, tmp_p
     title, message = window.prompter.errors[-1]
     assert title == "Compare" and "no character folder found here" in message
     assert window.support_actions.panel is None
+
+
+def test_the_chat_history_goes_into_the_bundle_only_when_ticked(qtbot, window, tmp_path, options):
+    from datetime import datetime
+
+    from journal.fixtures.chatdb import write_chat_db
+
+    root = two_characters(tmp_path / "memory")
+    write_chat_db(root / "alice" / "time_indexed.db", [(datetime(2026, 5, 1, 10), [("human", B_SECRET)])])
+    open_and_wait(qtbot, window, root)
+    before = tree_hashes(root)
+    for ticked in (False, True):
+        options.include_chat = ticked
+        result = _write(qtbot, window, tmp_path / f"case-{ticked}.zip")
+        members = _members(Path(result.path))
+        assert any(n.endswith("/time_indexed.db") for n in members) is ticked
+        assert not [n for n, data in members.items() if B_SECRET.encode() in data]
+    assert tree_hashes(root) == before
