@@ -131,6 +131,7 @@ def char(
         "defects": defects or [],
         "findings": findings or [],
         "server_start": server_start if server_start is not None else ServerStartShape(),
+        "server_start_not_applicable": None,  # a memory folder: the server's start applies
     }
 
 
