@@ -56,6 +56,10 @@ GUARDED_TITLE = "Guarded replay (memory-inspector, only if you run it)"
 #: still shows #, Type, Entry and State; the summary takes the room left; the time comes last.
 DEFAULT_ORDER = (COL_INDEX, COL_TYPE, COL_ENTRY, COL_STATE, COL_SUMMARY, COL_TIME)
 
+#: The delegate's text margins in a cell (a few pixels each side): a text wider than the cell
+#: less these is shown elided.
+TEXT_MARGINS = 8
+
 
 
 @dataclass(frozen=True)
@@ -188,14 +192,56 @@ class TimelineView(QTableView):
         self.fit_columns()
 
     def _natural_widths(self) -> dict[int, int]:
+        """Each column's width for its content: Type and State for the rows there are (the
+        widest State of a character with only applied events is "applied", issue 27 item 7), as
+        Qt measures them (the rows around the shown ones, up to the header's precision); before
+        any row, widths for the usual content."""
         fm = QFontMetrics(self.font())
-        return {
+        widths = {
             COL_INDEX: self._index_width(),
             COL_TIME: fm.horizontalAdvance("2026-04-23 12:00:00.000") + 12,
             COL_TYPE: fm.horizontalAdvance("reflection.evidence_updated") + 12,
             COL_ENTRY: fm.horizontalAdvance("ref_0123456789abcdef") + 10,
             COL_STATE: fm.horizontalAdvance("orphaned · archive_entry_lost") + 10,
         }
+        model = self.model()
+        if model is not None and model.rowCount() > 0:
+            header = self.horizontalHeader()
+            # Entry keeps its width for the usual id: ids are long and elide in the middle well.
+            for col in (COL_TYPE, COL_STATE):
+                title = header.fontMetrics().horizontalAdvance(str(model.headerData(col, Qt.Orientation.Horizontal)))
+                widths[col] = max(self._content_width(col), title + 16)
+        return widths
+
+    def _content_width(self, col: int) -> int:
+        """The widest text of column ``col`` among the rows Qt samples (those around the shown ones,
+        up to the header's precision), in each row's font, with the delegate's margins."""
+        model = self.model()
+        rows = model.rowCount()
+        precision = self.horizontalHeader().resizeContentsPrecision()
+        first = max(0, self.rowAt(0))
+        sampled = range(rows) if precision < 0 or rows <= precision else range(first, min(rows, first + precision))
+        widest = 0
+        for r in sampled:
+            index = model.index(r, col)
+            text = index.data(Qt.ItemDataRole.DisplayRole)
+            if text:
+                font = index.data(Qt.ItemDataRole.FontRole) or self.font()
+                widest = max(widest, QFontMetrics(font).horizontalAdvance(str(text)))
+        return widest + TEXT_MARGINS + 2
+
+    def _fit_to_rows(self) -> None:
+        """Type and State at the widths of the rows now there (before :meth:`fit_columns`
+        narrows them to the room)."""
+        header = self.horizontalHeader()
+        self._fitting = True
+        try:
+            for col, width in self._natural_widths().items():
+                if col in (COL_TYPE, COL_STATE) and not header.isSectionHidden(col):
+                    header.resizeSection(col, width)
+        finally:
+            self._fitting = False
+        self.fit_columns()
 
     def fit_columns(self) -> None:
         """While the user has not laid the columns out (:attr:`auto_fit`): Type, Entry and State take
@@ -211,6 +257,7 @@ class TimelineView(QTableView):
             COL_ENTRY: fm.horizontalAdvance("persona.fact"),
             COL_STATE: fm.horizontalAdvance("blocked · no_handler") + 10,
         }
+        floors = {c: min(floor, natural[c]) for c, floor in floors.items()}  # never wider than the content
         shown = [c for c in (COL_INDEX, COL_TIME) if not header.isSectionHidden(c)]
         # Summary keeps about 20 characters and Time its width, and State (the verdict) its whole
         # text, as long as the floors of the others still fit; Type and Entry give way first.
@@ -246,6 +293,8 @@ class TimelineView(QTableView):
 
     def _on_rows_changed(self, *_args: Any) -> None:
         header = self.horizontalHeader()
+        if self.auto_fit:
+            self._fit_to_rows()
         # The # column grows with the journal (a 7-digit index is never cut), never shrinks under the user.
         if not header.isSectionHidden(COL_INDEX) and header.sectionSize(COL_INDEX) < self._index_width():
             self._fitting = True
@@ -484,8 +533,7 @@ class TimelineView(QTableView):
         if not text:
             return False
         font = index.data(Qt.ItemDataRole.FontRole) or self.font()
-        # The delegate's text margins: a few pixels each side.
-        return QFontMetrics(font).horizontalAdvance(str(text)) > self.columnWidth(index.column()) - 8
+        return QFontMetrics(font).horizontalAdvance(str(text)) > self.columnWidth(index.column()) - TEXT_MARGINS
 
     def tooltip_at(self, point: Any) -> str:
         """The tooltip at a viewport point: a tag's meaning, or a cell's full text (when elided),
