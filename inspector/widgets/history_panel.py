@@ -9,9 +9,13 @@ the events carry them: the chart says so, and a field no event has set yet is a 
 An entry may be touched by 100,000 events: the arrays are built once with numpy
 (:func:`chart_arrays`), each series is one curve (pyqtgraph's own peak downsampling and clipping to
 the view) and one :class:`pyqtgraph.ScatterPlotItem` per series (per-point brushes). When more
-points are in view than the chart has pixel columns, the markers are thinned per pixel column
-and state to the lowest and highest point (:func:`marker_indices`), the way the curve is
-downsampled; zooming in shows every marker.
+points are in view than markers can be told apart (one per :data:`MARKER_SIZE` pixels), the
+markers are thinned per column of that width and state to the lowest and highest point
+(:func:`marker_indices`), the way the curve is downsampled; zooming in shows every marker. Hover
+and click find the event nearest the pointer, whether its marker is drawn or not.
+
+The legend and the caption are below the plot, never over its points (issue 27 item 8); the x
+axis reads plain event numbers (:class:`EventAxis`: no ``1e+06``).
 """
 
 from __future__ import annotations
@@ -49,8 +53,6 @@ _KIND_OF = {"held": "pending", "parked": "applied"}
 
 CAPTION = "stored values, as the events carry them; decay not applied"
 
-#: Markers are thinned only above this many in view (below it every point is drawn).
-MARKER_LIMIT = 2000
 MARKER_SIZE = 7
 #: How near (pixels) the pointer must be to an event for the chart to show it.
 HOVER_PX = 8
@@ -103,14 +105,14 @@ def chart_arrays(history: EntryHistory) -> ChartArrays:
 def marker_indices(x: np.ndarray, y: np.ndarray, states: np.ndarray, x0: float, x1: float, columns: int) -> np.ndarray:
     """The points whose markers are drawn for the view ``[x0, x1]`` over ``columns`` pixel columns.
 
-    Every finite point in view when there are at most :data:`MARKER_LIMIT` of them (or as many as
-    the columns can tell apart); else, for each pixel column and state, its lowest and highest
-    point (what the peak-downsampled curve reaches there). Vectorised: no per-point Python.
+    Every finite point in view when there are at most two per column (as many as the columns can
+    tell apart); else, for each column and state, its lowest and highest point (what the
+    peak-downsampled curve reaches there). Vectorised: no per-point Python.
     """
     lo, hi = np.searchsorted(x, x0, side="left"), np.searchsorted(x, x1, side="right")
     idx = np.arange(lo, hi)
     idx = idx[np.isfinite(y[idx])]
-    if len(idx) <= max(MARKER_LIMIT, 2 * columns) or x1 <= x0:
+    if len(idx) <= 2 * columns or x1 <= x0:
         return idx
     col = ((x[idx] - x0) * (columns / (x1 - x0))).astype(np.int64)
     codes = states[idx]
@@ -209,12 +211,25 @@ class HistoryTableModel(RowTableModel):
     def extra(self, row: Point, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.BackgroundRole and column == 1:
             return state_color(self._palette, row.state)
-        if role == Qt.ItemDataRole.ToolTipRole and column == 5:
-            return self.cell(row, 5).replace("; ", "\n")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.cell(row, 5).replace("; ", "\n") if column == 5 else str(self.cell(row, column))
         return None
 
 
 # -- the chart ---------------------------------------------------------------------------------------
+
+
+class EventAxis(pg.AxisItem):
+    """An axis of event indexes: ticks are whole event numbers as they are (``1000000``, never
+    ``1e+06`` nor an SI prefix); a tick between two events is not labelled."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        """Override: plain integers."""
+        return [str(int(np.rint(v))) if abs(v - np.rint(v)) < 1e-6 else "" for v in values]
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        """Override: each level's ticks never closer than one event apart."""
+        return [(max(spacing, 1.0), offset) for spacing, offset in super().tickSpacing(minVal, maxVal, size)]
 
 
 class HistoryChart(pg.PlotWidget):
@@ -233,7 +248,7 @@ class HistoryChart(pg.PlotWidget):
     event_activated = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(parent, axisItems={"bottom": EventAxis("bottom")})
         self.history: EntryHistory | None = None
         self.arrays: ChartArrays | None = None
         self.redact = False
@@ -244,7 +259,6 @@ class HistoryChart(pg.PlotWidget):
         plot.setLabel("left", "reinforcement, disputation")
         plot.showAxis("right")
         plot.setLabel("right", "sub_zero_days")
-        self.legend = plot.addLegend(offset=(-10, 5))
         # sub_zero_days has its own scale: a second view box sharing the x axis (pyqtgraph's
         # MultiplePlotAxes recipe). It lies under the main one, so that dragging and the wheel
         # reach the main box, and clicks the main box does not take fall through to its markers.
@@ -263,11 +277,9 @@ class HistoryChart(pg.PlotWidget):
             curve.setDownsampling(auto=True, method="peak")
             curve.setClipToView(True)
             marker = pg.ScatterPlotItem(symbol=symbol, size=MARKER_SIZE, pxMode=True)
-            marker.sigClicked.connect(lambda _item, spots, _ev, n=name: self._on_marker_clicked(n, spots))
             box = plot.vb if axis == "left" else self.right
             box.addItem(curve)
             box.addItem(marker)
-            self.legend.addItem(curve, name)
             self.curves[name], self.markers[name], self._shown[name] = curve, marker, np.arange(0)
         self.sentinel = pg.InfiniteLine(angle=90, movable=False, label="sentinel", labelOpts={"position": 0.95})
         self.sentinel.setVisible(False)
@@ -278,11 +290,6 @@ class HistoryChart(pg.PlotWidget):
         self.label = pg.TextItem(anchor=(0, 1))
         self.label.setVisible(False)
         plot.addItem(self.label, ignoreBounds=True)
-        self.caption = pg.TextItem(CAPTION, anchor=(0, 1))
-        # Fixed in the box's lower left corner (not in data coordinates), clear of the legend
-        # and of the hover label, which both sit above the points.
-        self.caption.setParentItem(plot.vb)
-        plot.vb.sigResized.connect(lambda box: self.caption.setPos(4, box.height() - 2))
         # Markers follow the view, but a range change comes in several steps (auto-range, the
         # linked box, a resize): they are worked out once, just before the scene paints.
         self._markers_stale = False
@@ -290,6 +297,7 @@ class HistoryChart(pg.PlotWidget):
         plot.vb.sigResized.connect(self._markers_changed)
         self.scene().sigPrepareForPaint.connect(self._update_markers)
         self.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
+        self.scene().sigMouseClicked.connect(self._on_scene_clicked)
         self.apply_palette()
 
     # -- data --------------------------------------------------------------------------------------
@@ -342,7 +350,7 @@ class HistoryChart(pg.PlotWidget):
             return
         self._markers_stale = False
         (x0, x1), _ = self.getPlotItem().vb.viewRange()
-        columns = max(1, int(self.getPlotItem().vb.width()) // 2)
+        columns = max(1, int(self.getPlotItem().vb.width()) // MARKER_SIZE)
         for name, *_ in SERIES:
             shown = marker_indices(a.x, a.values[name], a.states, x0, x1, columns)
             self._shown[name] = shown
@@ -358,10 +366,13 @@ class HistoryChart(pg.PlotWidget):
         if self.history is not None and 0 <= position < len(self.history.points):
             self.event_activated.emit(self.history.points[position].index)
 
-    def _on_marker_clicked(self, name: str, spots: Any) -> None:
-        if len(spots):
-            # The marker's own position in its item, mapped back to the history's point.
-            self.activate(int(self._shown[name][spots[0].index()]))
+    def _on_scene_clicked(self, event: Any) -> None:
+        """A click activates the event nearest the pointer (:meth:`point_near`), its marker drawn
+        or thinned away."""
+        if event.button() == Qt.MouseButton.LeftButton:
+            found = self.point_near(event.scenePos())
+            if found is not None:
+                self.activate(found)
 
     def point_near(self, scene_pos: QPointF) -> int | None:
         """The history point whose event is nearest the pointer along x, within :data:`HOVER_PX`."""
@@ -423,8 +434,6 @@ class HistoryChart(pg.PlotWidget):
             line = QColor(palette.color(role))
             line.setAlphaF(0.6)
             self.curves[name].setPen(pg.mkPen(line, width=1))
-        self.legend.setLabelTextColor(text)
-        self.caption.setColor(muted)
         self.label.setColor(text)
         self.label.fill = pg.mkBrush(base)
         self.label.border = pg.mkPen(muted)
@@ -447,7 +456,8 @@ class HistoryChart(pg.PlotWidget):
         """Override: re-derive the colours when the palette (theme) changes."""
         super().changeEvent(event)
         # pyqtgraph's constructor changes the palette before the chart's items exist.
-        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_brushes"):
+        # After close() pyqtgraph has let go of its plot item: nothing to colour.
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_brushes") and self.getPlotItem() is not None:
             self.apply_palette()
 
     def _sync_right(self) -> None:
@@ -482,7 +492,9 @@ class HistoryPanel(QWidget):
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.chart = HistoryChart(self)
-        self.legend = QLabel()
+        self.legend = QLabel()  # below the plot, never over its points
+        self.legend.setWordWrap(True)
+        self.caption = QLabel(f"<small>{CAPTION}</small>")
         self.model = HistoryTableModel(self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
@@ -491,11 +503,13 @@ class HistoryPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the whole text is the tooltip
         top = QWidget(self)
         box = QVBoxLayout(top)
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self.chart, 1)
         box.addWidget(self.legend)
+        box.addWidget(self.caption)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(top)
         split.addWidget(self.table)
@@ -515,8 +529,32 @@ class HistoryPanel(QWidget):
         self.title.setText(self._title(history))
         self.chart.set_history(history, arrays)
         self.model.set_history(history)
-        self.table.resizeColumnsToContents()
+        self.fit_columns()
         self._fill_legend()
+
+    def fit_columns(self) -> None:
+        """The other columns as wide as their content, but together no wider than 60 % of the
+        table (the widest ones give way, elided in the middle, whole on hover), so that the changed
+        fields, the last column, take the room left and are in view in a narrow pane."""
+        self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        cols = list(range(header.count() - 1))
+        room = int(self.table.viewport().width() * 0.6)
+        floor = self.table.fontMetrics().averageCharWidth() * 4
+        widths = {c: header.sectionSize(c) for c in cols}
+        while sum(widths.values()) > room:
+            widest = max(cols, key=widths.__getitem__)
+            if widths[widest] <= floor:
+                break
+            widths[widest] = max(floor, widths[widest] - max(1, sum(widths.values()) - room))
+        for c, w in widths.items():
+            header.resizeSection(c, w)
+
+    def resizeEvent(self, event: Any) -> None:
+        """Override: the columns follow the pane's width."""
+        super().resizeEvent(event)
+        if self.history is not None:
+            self.fit_columns()
 
     def set_message(self, text: str) -> None:
         """Show ``text`` instead of a history (nothing selected, building, an error)."""
@@ -568,7 +606,10 @@ class HistoryPanel(QWidget):
             color = accent_color(palette, _KIND_OF.get(state, state)).name()
             mark = "○" if state in _KIND_OF else "●"
             parts.append(f'<span style="color:{color}">{mark}</span>&nbsp;{state}')
-        marks = " · ".join(f"{symbol_name(symbol)} {name}" for name, _axis, symbol, _role in SERIES)
+        marks = " · ".join(
+            f'<span style="color:{palette.color(role).name()}">{symbol_name(symbol)}</span> {name}'
+            for name, _axis, symbol, role in SERIES
+        )
         self.legend.setText("&nbsp;&nbsp;".join(parts) + f"&nbsp;&nbsp;|&nbsp;&nbsp;{marks}")
 
     def changeEvent(self, event: QEvent) -> None:

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor, QPalette
@@ -15,7 +16,6 @@ from PySide6.QtGui import QColor, QPalette
 from inspector.models.colors import accent_color
 from inspector.widgets.history_panel import (
     CAPTION,
-    MARKER_LIMIT,
     MARKER_STATES,
     SERIES,
     HistoryChart,
@@ -118,10 +118,13 @@ def test_the_x_axis_is_the_event_index_and_ts_is_only_in_the_hover_label(chart, 
     assert f"#{point.index} {point.type}" in text and point.ts in text and "applied" in text
 
 
-def test_the_chart_says_the_values_are_the_stored_ones(chart, pending_history):
-    chart.set_history(pending_history)
-    assert chart.caption.textItem.toPlainText() == CAPTION
-    assert "decay not applied" in CAPTION and chart.caption.isVisible()
+def test_the_chart_says_the_values_are_the_stored_ones(qtbot, pending_history):
+    panel = HistoryPanel()
+    qtbot.addWidget(panel)
+    panel.set_history(pending_history)
+    panel.show()
+    qtbot.waitExposed(panel)
+    assert CAPTION in panel.caption.text() and "decay not applied" in CAPTION and panel.caption.isVisible()
 
 
 def test_the_sentinel_is_a_vertical_line_at_its_index(chart, pending_history):
@@ -292,8 +295,8 @@ def test_markers_are_thinned_per_pixel_column_keeping_each_states_extremes():
     kept = marker_indices(x, y, states, 0.0, n - 1.0, 400)
     assert len(kept) <= 2 * 400 * 2 and {500, 501} <= set(kept.tolist())
     assert set(range(n - 10, n)) & set(kept.tolist())  # the rare state is never thinned away
-    few = marker_indices(x, y, states, 1000.0, 1000.0 + MARKER_LIMIT - 1, 400)
-    assert few.tolist() == list(range(1000, 1000 + MARKER_LIMIT))  # zoomed in: every marker
+    few = marker_indices(x, y, states, 1000.0, 1000.0 + 2 * 400 - 1, 400)
+    assert few.tolist() == list(range(1000, 1000 + 2 * 400))  # zoomed in: every marker
 
 
 def test_a_hundred_thousand_points_are_a_few_items(chart):
@@ -309,3 +312,83 @@ def test_a_hundred_thousand_points_are_a_few_items(chart):
     assert len(items) <= 3 * 2 + 4  # a curve and a marker item per series, and the lines and labels
     assert all(len(chart.shown_markers(name)) <= 2 * chart.width() for name, *_ in SERIES)
     assert len(chart.plotted("reinforcement")) == n
+
+
+# -- what can be read (issue 27 item 8) -------------------------------------------------------------------
+
+
+def _many(n: int, step: int = 1) -> EntryHistory:
+    state = EntryState({"reinforcement": 1.0, "disputation": 0.0, "sub_zero_days": 0})
+    points = tuple(
+        Point(i * step, f"e{i}", "reflection.evidence_updated", "t", "applied", None, "changed", state)
+        for i in range(n)
+    )
+    return EntryHistory(EntryKey("r"), points, (n - 1) * step)
+
+
+def test_the_legend_and_the_caption_are_outside_the_plot(qtbot, pending_history):
+    panel = HistoryPanel()
+    qtbot.addWidget(panel)
+    panel.resize(380, 600)
+    panel.set_history(pending_history)
+    panel.show()
+    qtbot.waitExposed(panel)
+    chart = panel.chart
+    assert chart.getPlotItem().legend is None  # no legend item drawn over the points
+    # no free text over the points (the sentinel line keeps its own label, the hover label is hidden)
+    assert not [i for i in chart.getPlotItem().vb.allChildren() if type(i) is pg.TextItem and i.isVisible()]
+    chart_box = chart.geometry()
+    for label in (panel.legend, panel.caption):
+        assert label.isVisible() and label.geometry().top() >= chart_box.bottom()
+    for name, *_ in SERIES:
+        assert name in panel.legend.text()
+
+
+def test_the_x_axis_reads_plain_event_numbers_at_a_million(qtbot, chart):
+    chart.set_history(_many(446, step=2245))  # 446 points up to event #999,025
+    chart.getPlotItem().vb.setXRange(0, 1_000_000, padding=0)
+    chart.grab()
+    axis = chart.getPlotItem().getAxis("bottom")
+    labels = [s for _spacing, ticks in axis.tickValues(0, 1_000_000, 400) for s in axis.tickStrings(ticks, 1, 1)]
+    assert "1000000" in labels and all("e" not in s and "." not in s for s in labels)
+    assert axis.tickStrings([2.5], 1, 0.5) == [""]  # no tick between two events
+
+
+def test_crowded_markers_are_thinned_yet_every_event_is_reached_by_hover_and_click(qtbot, chart):
+    history = _many(446, step=2245)
+    chart.resize(380, 300)
+    chart.set_history(history)
+    chart.grab()
+    shown = chart.shown_markers("reinforcement")
+    assert 0 < len(shown) < len(history.points)  # 446 points in 380 px: thinned
+    vb = chart.getPlotItem().vb
+    unmarked = next(k for k in range(len(history.points)) if k not in set(shown.tolist()))
+    vb.setXRange(history.points[unmarked].index - 5000, history.points[unmarked].index + 5000, padding=0)
+    chart.grab()
+    pos = chart.mapFromScene(vb.mapViewToScene(QPointF(float(history.points[unmarked].index), 1.0)))
+    qtbot.mouseMove(chart.viewport(), pos)
+    qtbot.waitUntil(lambda: chart.hovered == unmarked, timeout=2000)
+    with qtbot.waitSignal(chart.event_activated, timeout=2000) as blocker:
+        qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert blocker.args == [history.points[unmarked].index]
+    vb.setXRange(0, 1_000_000, padding=0)
+    chart.grab()
+    # at full width no marker was drawn for it, yet the pointer over its x finds it
+    thin = set(chart.shown_markers("reinforcement").tolist())
+    hidden = next(k for k in range(len(history.points)) if k not in thin)
+    found = chart.point_near(vb.mapViewToScene(QPointF(float(history.points[hidden].index), 1.0)))
+    assert found is not None and abs(history.points[found].index - history.points[hidden].index) <= 2245
+
+
+def test_the_changed_fields_column_is_in_view_in_a_narrow_pane(qtbot, pending_history):
+    panel = HistoryPanel()
+    qtbot.addWidget(panel)
+    panel.resize(380, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.set_history(pending_history)
+    table = panel.table
+    last = table.model().columnCount() - 1
+    x = table.columnViewportPosition(last)
+    assert 0 <= x < table.viewport().width() - 40  # the changed fields start well inside the pane
+    assert table.columnWidth(last) >= 40
