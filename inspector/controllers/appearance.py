@@ -80,10 +80,13 @@ class Appearance(QObject):
             # character list and the detail panes stayed white, issue 27 item 9), and unpolishing it
             # gives back the one it had before: so the sheet is taken off first, the palette set, and
             # the sheet set again, which polishes every widget under the new palette, as at a start.
+            palette = theme_palette(self.theme)
+            if palette == app.palette():
+                return  # nothing to restyle (a start in the palette already in force)
             sheet = app.styleSheet()
             if sheet:
                 app.setStyleSheet("")
-            app.setPalette(theme_palette(self.theme))
+            app.setPalette(palette)
             if sheet:
                 app.setStyleSheet(sheet)
 
