@@ -115,7 +115,10 @@ def for_character(c: CharacterDiagnosis, surface: Surface) -> ServerStartText:
     """:func:`describe_server_start` of one character's diagnosis."""
     s = c.sentinel
     if c.not_applicable is not None:
-        return ServerStartText(_sentence(c.not_applicable) + ".")
+        text = ServerStartText(_sentence(c.not_applicable) + ".")
+        if c.cloud_unit is not None:
+            text.lines.extend(unit_lines(c.cloud_unit))
+        return text
     return describe_server_start(
         c.server_start,
         c.findings,
@@ -282,3 +285,52 @@ def _findings_lines(
     for f in server:
         if everything or f.code not in _CONSUMED:
             text.lines.append(ServerLine(f.severity, "Finding", f"{f.code}: {finding_text(f, surface)}"))
+
+
+def unit_lines(check: Any) -> list[ServerLine]:
+    """A cloud-save unit's metadata, where people look for what a folder is (``check`` and the
+    window's panel): its layout, ``meta.json``, profile (text by the privacy rule), binding,
+    fingerprint and manifest (``check``: :class:`journal.cloudsave.verify.UnitCheck`)."""
+    from inspector.core.output import value_text
+
+    u, files, fp, m = check.unit, check.files, check.fingerprint, check.manifest
+    out = [ServerLine("info", "Unit", f"{u.layout}; the server reads {u.memory_dir}")]
+    if check.layouts_same is not None:
+        same = "the same bytes" if check.layouts_same else "different bytes: " + ", ".join(check.layouts_differing)
+        out.append(ServerLine("info" if check.layouts_same else "warning", "Layouts", f"both hold {same}"))
+    meta = files.meta.value
+    if isinstance(meta, dict):
+        shown = ("updated_at_utc", "sequence_number", "source_client_id", "asset_state")
+        out.append(ServerLine("info", "meta.json", ", ".join(f"{k} {meta[k]}" for k in shown if k in meta)))
+    else:
+        out.append(ServerLine("info", "meta.json", "none (a legacy-only unit)"))
+    profile = files.profile.value
+    if isinstance(profile, dict):
+        keys = ", ".join(f"{k} {value_text(v)}" for k, v in list(profile.items())[:6])
+        out.append(ServerLine("info", "Profile", keys + (", …" if len(profile) > 6 else "")))
+    binding = files.binding.value
+    if isinstance(binding, dict):
+        out.append(
+            ServerLine(
+                "info",
+                "Binding",
+                ", ".join(f"{k} {binding.get(k, '')}" for k in ("model_type", "asset_source", "asset_state")),
+            )
+        )
+    severity = "info" if fp.state != "differs" else "warning"
+    note = f": {fp.note}" if fp.note else ""
+    out.append(ServerLine(severity, "Fingerprint", f"{fp.state}{note}"))
+    if m.present:
+        bad = len(m.differs) + len(m.missing) + len(m.extra)
+        out.append(
+            ServerLine(
+                "info" if not bad else "warning",
+                "Manifest",
+                f"{m.checked:,} files checked, " + ("all as listed" if not bad else f"{bad} not as listed"),
+            )
+        )
+    else:
+        out.append(ServerLine("info", "Manifest", "none: the files that differ cannot be named"))
+    for b in check.surroundings.backups:
+        out.append(ServerLine("info", "Download backup", f"{b.stamp}: {b.path}"))
+    return out

@@ -19,7 +19,7 @@ from journal.cloudsave.anchor import Surroundings, download_backups, read_root_s
 from journal.cloudsave.canonical import manifest_fingerprint, payload_fingerprint
 from journal.cloudsave.dbhash import DB_NAME, file_sha256, is_shadowed, shadow_sha256
 from journal.cloudsave.layout import CloudInput, CloudUnit, managed_files
-from journal.cloudsave.meta import JsonRead, UnitFiles, read_json, read_unit_files
+from journal.cloudsave.meta import META_FIELDS, JsonRead, UnitFiles, read_json, read_unit_files
 from journal.diagnosis.values import Finding
 from journal.fs import is_leftover_temp
 
@@ -145,6 +145,20 @@ class UnitCheck:
     layouts_differing: list[str] = field(default_factory=list)
     surroundings: Surroundings = field(default_factory=Surroundings)
     findings: list[Finding] = field(default_factory=list)
+
+    def summary_json(self) -> dict[str, Any]:
+        """What ``check --json`` says of a unit (``memory-inspector cloud --json`` says more)."""
+        u = self.unit
+        meta = self.files.meta.value
+        return {
+            "layout": u.layout,
+            "server_reads": None if u.memory_dir is None else str(u.memory_dir),
+            "layouts_same": self.layouts_same,
+            "meta": {k: meta[k] for k in META_FIELDS if k in meta} if isinstance(meta, dict) else None,
+            "fingerprint": self.fingerprint.to_json(),
+            "manifest": self.manifest.to_json(),
+            "download_backups": [b.to_json() for b in self.surroundings.backups],
+        }
 
 
 def _unit_paths(unit: CloudUnit) -> list[tuple[str, Path]]:

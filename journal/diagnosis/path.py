@@ -143,4 +143,5 @@ def _as_cloud_unit(cdiag: CharacterDiagnosis, found: ResolvedInput, name: str) -
     assert found.cloud is not None
     for unit in found.cloud.units:
         if unit.name == name:
-            cdiag.findings.extend(verify_unit(unit, found.cloud.anchor).findings)
+            cdiag.cloud_unit = verify_unit(unit, found.cloud.anchor)
+            cdiag.findings.extend(cdiag.cloud_unit.findings)

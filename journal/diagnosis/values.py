@@ -491,6 +491,8 @@ class CharacterDiagnosis:
             not read).
         not_applicable: why no server start is predicted, in words, when none applies (a
             cloud-save unit is not a memory folder); ``server_start`` is then ``None``.
+        cloud_unit: for a cloud-save unit, its verification
+            (:class:`journal.cloudsave.verify.UnitCheck`: layout, meta, fingerprint, manifest).
     """
 
     name: str
@@ -510,6 +512,7 @@ class CharacterDiagnosis:
     blocked_holds: str | None = None
     tail: TailDecisions | None = None
     not_applicable: str | None = None
+    cloud_unit: Any = None
 
     def counts(self) -> dict[str, int]:
         if isinstance(self.events, EventList):
@@ -582,6 +585,7 @@ class CharacterDiagnosis:
             "findings": [f.to_json() for f in self.findings],
             "server_start": None if self.server_start is None else self.server_start.to_json(),
             "server_start_not_applicable": self.not_applicable,
+            "cloud_unit": None if self.cloud_unit is None else self.cloud_unit.summary_json(),
         }
 
 

@@ -184,6 +184,7 @@ def test_json_document_exactly(capsys: pytest.CaptureFixture[str], tmp_path: Pat
                     "after_reconcile": {"evidence_migration": None, "archive_migration": None},
                 },
                 "server_start_not_applicable": None,
+                "cloud_unit": None,
             }
         ],
     }
