@@ -16,9 +16,12 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from inspector.controllers.session import SessionController
-from inspector.core.jobs import CancelToken
+from inspector.core.jobs import BackgroundJob, CancelToken
 from journal.diagnosis import CharacterDiagnosis, EventInfo
 from journal.history import EntryHistory, EntryKey, HistoryError, HistoryInputError, JournalHistory, key_of
+
+#: What the History tab says after Cancel.
+CANCELLED_TEXT = "The history was not built (cancelled): select the event again to build it."
 
 #: The history's own errors, whose messages are shown without their type.
 _OWN_ERRORS = (HistoryError.__name__, HistoryInputError.__name__)
@@ -67,12 +70,14 @@ class HistoryController(QObject):
             journal changed or cannot be read.
         history_cleared(str): nothing to show, and why (the event touches no entry, another folder).
         building(bool): a build started (True) or the last one ended (False).
+        progress(int, int): how far the running build is (done, total; by whole percents).
     """
 
     history_ready = Signal(object, object, object)
     history_failed = Signal(object, str)
     history_cleared = Signal(str)
     building = Signal(bool)
+    progress = Signal(int, int)
 
     def __init__(
         self,
@@ -91,6 +96,7 @@ class HistoryController(QObject):
         self._epoch = 0
         self.wanted: HistoryRequest | None = None
         self._running: HistoryRequest | None = None
+        self._job: BackgroundJob | None = None
         self._closed = False
         session.loaded.connect(self._on_session_loaded)
         session.states_recomputed.connect(self._on_session_states_recomputed)
@@ -130,6 +136,14 @@ class HistoryController(QObject):
         self.wanted = None
         self.history_cleared.emit(why)
 
+    def cancel(self) -> None:
+        """Stop the running build (the window's Cancel): nothing is shown for it, and no question
+        waits; selecting the event again builds it again."""
+        self.wanted = None
+        if self._job is not None and self._job.running:
+            self._job.cancel()
+            self.history_cleared.emit(CANCELLED_TEXT)
+
     def close(self) -> None:
         """Answer nothing from now on (the session joins the running build when it closes)."""
         self._closed = True
@@ -155,19 +169,34 @@ class HistoryController(QObject):
         self.building.emit(True)
         post, prepare = self.session.post, self._prepare
 
+        shown = [-1]
+        tokens: list[CancelToken] = []  # the job's, once it runs
+
+        def report(done: int, total: int) -> None:
+            tokens[0].check()  # Cancel stops the build at its next report
+            percent = done * 100 // total if total > 0 else 0
+            if percent != shown[0]:
+                shown[0] = percent
+                post(lambda: self._on_progress(request, done, total))
+
         def work(token: CancelToken) -> tuple[EntryHistory, Any]:
+            tokens.append(token)
             # One build at a time: the JournalHistory's index and views are filled here only.
-            entry = history.entry(request.key)
+            entry = history.entry(request.key, progress=report)
             token.check()
             return entry, (prepare(entry) if prepare is not None else None)
 
-        self.session.start_job(
+        self._job = self.session.start_job(
             f"history:{request.key.ref[:24]}",
             work,
             on_done=lambda result: post(lambda: self._on_built(request, *result)),
             on_error=lambda message: post(lambda: self._on_failed(request, message)),
             on_cancelled=lambda: post(lambda: self._on_failed(request, "")),
         )
+
+    def _on_progress(self, request: HistoryRequest, done: int, total: int) -> None:
+        if request is self._running:
+            self.progress.emit(done, total)
 
     def _stale(self, request: HistoryRequest) -> bool:
         return (

@@ -121,15 +121,41 @@ def aligned_events(
     return tuple(out)
 
 
-def compare_with_rows(a: str | os.PathLike[str], b: str | os.PathLike[str], character: str | None) -> CompareResult:
+#: The steps of a comparison, as its progress counts them.
+COMPARE_STEPS = ("reading A", "reading B", "comparing", "listing A's events", "listing B's events")
+
+
+def compare_with_rows(
+    a: str | os.PathLike[str],
+    b: str | os.PathLike[str],
+    character: str | None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> CompareResult:
     """:func:`inspector.core.compare.compare_paths`, and the events the panel lists, from one
-    extraction of each input (a zip is extracted once, to a private temp folder, and removed)."""
-    with open_side(a, character) as side_a, open_side(b, character) as side_b:
-        comparison = compare_sides(side_a, side_b)
-        j = comparison.journal
-        first = max(0, j.common_prefix - CONTEXT_ROWS)
-        rows_a = aligned_events(side_a.dir, first, j.common_prefix, (e.index for e in j.only_a))
-        rows_b = aligned_events(side_b.dir, first, j.common_prefix, (e.index for e in j.only_b), payloads=True)
+    extraction of each input (a zip is extracted once, to a private temp folder, and removed).
+
+    ``progress(done, total)`` is called before each of :data:`COMPARE_STEPS` and at the end; it
+    may raise to stop (the window's Cancel: the temp folders are removed all the same)."""
+    total = len(COMPARE_STEPS)
+
+    def step(done: int) -> None:
+        if progress is not None:
+            progress(done, total)
+
+    step(0)
+    with open_side(a, character) as side_a:
+        step(1)
+        with open_side(b, character) as side_b:
+            step(2)
+            comparison = compare_sides(side_a, side_b)
+            j = comparison.journal
+            first = max(0, j.common_prefix - CONTEXT_ROWS)
+            step(3)
+            rows_a = aligned_events(side_a.dir, first, j.common_prefix, (e.index for e in j.only_a))
+            step(4)
+            rows_b = aligned_events(side_b.dir, first, j.common_prefix, (e.index for e in j.only_b), payloads=True)
+    step(total)
     return CompareResult(comparison, first, rows_a, rows_b)
 
 
@@ -143,7 +169,7 @@ class SupportController(SingleJobController):
 
     Signals:
         started(str): a job began; what it does, in words.
-        progress(int, int): bytes done so far, and in all (a bundle; a comparison reports none).
+        progress(int, int): done so far, and in all: bytes of a bundle, steps of a comparison.
         bundle_written(object): the :class:`~inspector.core.bundle.BundleResult`.
         compared(object): the :class:`CompareResult`.
         download_previewed(object): the :class:`~inspector.core.cloud_report.CloudPreview` of
@@ -233,8 +259,12 @@ class SupportController(SingleJobController):
         a, character, location = folder.location.path, self.session.current, folder.location
         b = os.fspath(other)
 
-        def work(token: CancelToken, _progress: Callable[[int, int], None]) -> CompareResult:
-            result = compare_with_rows(a, b, character)
+        def work(token: CancelToken, progress: Callable[[int, int], None]) -> CompareResult:
+            def report(done: int, total: int) -> None:
+                token.check()  # Cancel stops the comparison between its steps
+                progress(done, total)
+
+            result = compare_with_rows(a, b, character, progress=report)
             token.check()  # cancelled meanwhile: nothing is shown
             return replace(result, location=location)
 

@@ -53,7 +53,7 @@ from inspector.widgets.screen_fit import ElidingLabel, OwnMinimum, keep_size, op
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import SettingsActions
 from inspector.widgets.support_actions import SupportActions
-from inspector.widgets.timeline_menu import RowActions
+from inspector.widgets.timeline_menu import JobIndicator, RowActions
 from inspector.widgets.timeline_view import (
     SentinelBar,
     StateLegend,
@@ -65,6 +65,9 @@ APP_TITLE = "Memory Inspector"
 
 #: The size the window asks for the first time (clipped to 90 % of the screen).
 DEFAULT_SIZE = QSize(1440, 880)
+
+#: What the status bar says while the History tab's entry history is built.
+HISTORY_BUILDING = "Building the entry's history…"
 
 #: The smallest the window may be made (content a selection shows never raises it).
 MINIMUM_SIZE = QSize(640, 420)
@@ -286,6 +289,13 @@ class MainWindow(QMainWindow):
         self.server_panel.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.detail.currentChanged.connect(self._on_tab_changed)
         h, panel = self.context.history, self.history_panel
+        # A long history build shows its progress with Cancel in the status bar (issue 27 item 10).
+        self.history_job = JobIndicator()
+        self.history_job.cancel_button.setToolTip("Stop building the entry's history")
+        self.statusBar().addPermanentWidget(self.history_job)
+        h.building.connect(lambda on: self.history_job.start(HISTORY_BUILDING) if on else self.history_job.hide())
+        h.progress.connect(self.history_job.set_progress)
+        self.history_job.cancel_button.clicked.connect(h.cancel)
         h.history_ready.connect(self._on_history_ready)
         h.history_failed.connect(lambda _req, message: panel.set_message(message))
         h.history_cleared.connect(panel.set_message)

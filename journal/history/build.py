@@ -44,6 +44,14 @@ assert MOVED_CODE in FINDING_CODES
 _VIEW_FINDINGS = (MOVED_CODE, "event.suspect")
 
 
+#: ``progress(done, total)``: how far a long build is; it may raise to stop it.
+Progress = Callable[[int, int], None]
+
+#: How often (in events indexed, in points folded) a build reports its progress.
+PROGRESS_EVERY = 1 << 16
+PROGRESS_EVERY_POINT = 256
+
+
 class HistoryError(JournalError):
     """The journal cannot give the history: it changed since it was diagnosed, or it cannot be read."""
 
@@ -98,14 +106,22 @@ class JournalHistory:
 
     # -- lookups -------------------------------------------------------------------------------
 
-    def index(self) -> dict[str | None, list[int]]:
-        """The diagnosis's entry name (``ref``) → the indices of the events that touch it."""
+    def index(self, progress: Progress | None = None) -> dict[str | None, list[int]]:
+        """The diagnosis's entry name (``ref``) → the indices of the events that touch it.
+
+        Args:
+            progress: called as ``progress(done, total)`` (events indexed) now and then while the
+                index is built; it may raise to stop (nothing is kept then).
+        """
         if self._index is None:
             index: dict[str | None, list[int]] = {}
             entries = self._events.entries if isinstance(self._events, EventList) else [e.entry for e in self._events]
+            total = len(entries)
             for i, ref in enumerate(entries):
                 if ref is not None:
                     index.setdefault(ref, []).append(i)
+                if progress is not None and not i % PROGRESS_EVERY:
+                    progress(i, total)
             self._index = index
         return self._index
 
@@ -165,24 +181,36 @@ class JournalHistory:
 
     # -- one entry ----------------------------------------------------------------------------
 
-    def entry(self, key: EntryKey) -> EntryHistory:
+    def entry(self, key: EntryKey, progress: Progress | None = None) -> EntryHistory:
         """The history of one entry: a point per event that touches it, in journal order, and
         the current view against the last applied point.
+
+        Args:
+            progress: called as ``progress(done, total)`` now and then: the journal's events
+                indexed (the first call only), then the entry's events read and folded, on one
+                scale of twice the events; it may raise to stop the build (a window's Cancel).
 
         Raises:
             HistoryInputError: no event touches the entry.
             HistoryError: the journal changed since it was diagnosed, or cannot be read.
         """
-        candidates = [i for i in self.index().get(key.ref, ()) if self._type(i).startswith(key.family)]
+        n = len(self._events)
+        scale = 2 * max(1, n)
+        index = self.index(None if progress is None else lambda done, _total: progress(done, scale))
+        candidates = [i for i in index.get(key.ref, ()) if self._type(i).startswith(key.family)]
+        if progress is not None:
+            progress(n, scale)
         touching = [(i, t, p) for i, t, p in self._payloads(candidates) if key_of(t, p) == key]
         if not touching:
             raise HistoryInputError(f"no event of the journal of {self.diagnosis.name} touches entry {key.ref!r}")
         points: list[Point] = []
         state: EntryState | None = None
-        for i, etype, payload in touching:
+        for k, (i, etype, payload) in enumerate(touching):
             point = self._point(i, etype, payload, state)
             state = point.entry
             points.append(point)
+            if progress is not None and not k % PROGRESS_EVERY_POINT:
+                progress(n + n * k // len(touching), scale)
         view = ViewCheck()
         last = next((k for k in range(len(points) - 1, -1, -1) if points[k].applied), None)
         if last is not None:

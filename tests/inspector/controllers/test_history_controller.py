@@ -42,13 +42,16 @@ class GatedHistory(JournalHistory):
         super().__init__(diagnosis)
         self.gate, self.started = gate, started
         self.threads: list[str] = []
+        self.built: list[EntryKey] = []  # the builds that ran to their end
 
-    def entry(self, key: EntryKey) -> EntryHistory:
+    def entry(self, key: EntryKey, progress=None) -> EntryHistory:
         self.threads.append(threading.current_thread().name)
         self.started.set()
         if self.gate is not None:
             assert self.gate.wait(WAIT_MS / 1000)
-        return super().entry(key)
+        built = super().entry(key, progress=progress)
+        self.built.append(key)
+        return built
 
 
 def _row_touching(session: SessionController, key: EntryKey):
@@ -151,3 +154,43 @@ def test_only_the_last_question_asked_during_a_build_is_answered(qtbot, session)
     with qtbot.waitSignal(controller.history_ready, timeout=WAIT_MS):
         gate.set()
     assert answers == [EntryKey(folders.REFLECTION_IDS[0])]
+
+
+# -- long builds: progress and Cancel (issue 27 item 10) -----------------------------------------------
+
+
+def test_a_build_reports_its_progress(qtbot, session):
+    controller = HistoryController(session)
+    seen = []
+    controller.progress.connect(lambda done, total: seen.append((done, total)))
+    with qtbot.waitSignal(controller.history_ready, timeout=WAIT_MS):
+        controller.request_event(_row_touching(session, PERSONA))
+    events = len(session.timeline().diagnosis.events)
+    assert seen and {total for _done, total in seen} == {2 * events}
+    assert [done for done, _t in seen] == sorted(done for done, _t in seen)  # it only moves forward
+
+
+def test_cancel_stops_the_build_and_shows_nothing_for_it(qtbot, session):
+    from inspector.controllers.history import CANCELLED_TEXT
+
+    gate, started = threading.Event(), threading.Event()
+    made = []
+
+    def make(diagnosis):
+        made.append(GatedHistory(diagnosis, gate, started))
+        return made[-1]
+
+    controller = HistoryController(session, make_history=make)
+    with qtbot.waitSignal(controller.building, timeout=WAIT_MS):
+        controller.request_event(_row_touching(session, PERSONA))
+    assert started.wait(WAIT_MS / 1000)
+    with qtbot.assertNotEmitted(controller.history_ready, wait=0):
+        with qtbot.waitSignal(controller.history_cleared, timeout=WAIT_MS) as cleared:
+            controller.cancel()
+        gate.set()  # the build goes on to its first progress report, which stops it
+        with qtbot.waitSignal(controller.building, timeout=WAIT_MS) as ended:
+            pass
+        qtbot.waitUntil(lambda: not session.busy, timeout=WAIT_MS)
+    assert cleared.args == [CANCELLED_TEXT] and ended.args == [False]
+    assert controller.wanted is None
+    assert [h.built for h in made] == [[]]  # stopped at its first report, not built to the end
