@@ -132,6 +132,7 @@ def char(
         "findings": findings or [],
         "server_start": server_start if server_start is not None else ServerStartShape(),
         "server_start_not_applicable": None,  # a memory folder: the server's start applies
+        "cloud_unit": None,  # and no cloud-save unit
     }
 
 
