@@ -35,7 +35,8 @@ class Findings:
         if n >= MAX_FINDINGS_PER_CODE:
             self._overflow.setdefault(code, []).append(severity)
             return
-        self._items.append((_CODE_RANK[code], len(self._items), Finding(code, severity, message, event_id, file, line, advice)))
+        finding = Finding(code, severity, message, event_id, file, line, advice)
+        self._items.append((_CODE_RANK[code], len(self._items), finding))
 
     def has(self, code: str) -> bool:
         """Whether a finding of ``code`` was added."""
