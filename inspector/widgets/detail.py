@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from inspector.core.redaction import redact_message, redact_tree
 from inspector.core.timeline import DAMAGED, DEFECT_TEXT, LOADING, REASON_TEXT, UNCHECKED, Row
 from inspector.core.views import LoadedFile, TreePath, entry_at, search_tree
-from inspector.core.vocabulary import EventInfo
+from inspector.core.vocabulary import EventInfo, Finding
 from inspector.models.colors import STATE_LABELS
 from inspector.models.json_tree_model import PATH_ROLE, JsonTreeModel
 from inspector.models.tables import ROW_ROLE, FindingTableModel, OutboxTableModel
@@ -45,7 +45,6 @@ from inspector.models.timeline_model import (
 )
 from inspector.widgets import icons
 from inspector.widgets.find import MatchDelegate, MatchHighlighter
-from journal.diagnosis import Finding
 
 
 def _mono() -> QFont:
