@@ -3,14 +3,13 @@ the next or previous one; kept per folder by :class:`~inspector.core.bookmarks.B
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, Signal
 
 from inspector.controllers.session import SessionController
 from inspector.core.bookmarks import BookmarkStore, indices_of
-from inspector.core.find import Step
+from inspector.core.find import Step, step_among
 from inspector.core.loader import LoadedFolder
 
 
@@ -98,13 +97,4 @@ class BookmarkController(QObject):
     def next_position(self, shown: Sequence[int], current: int | None, step: int) -> Step | None:
         """The bookmarked row after (``step`` = 1) or before (-1) position ``current`` in ``shown``,
         wrapping around; ``None`` when no bookmarked row is shown."""
-        positions = self.positions(shown)
-        if not positions:
-            return None
-        if current is None:
-            return Step(positions[0] if step > 0 else positions[-1], False)
-        if step > 0:
-            i = bisect.bisect_right(positions, current)
-            return Step(positions[i], False) if i < len(positions) else Step(positions[0], True)
-        i = bisect.bisect_left(positions, current) - 1
-        return Step(positions[i], False) if i >= 0 else Step(positions[-1], True)
+        return step_among(self.positions(shown), current, step)

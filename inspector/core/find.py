@@ -1,9 +1,12 @@
-"""Find in the timeline (issue 16 item 15): where the search text shows in a piece of text, and
-which row F3 / Shift+F3 goes to next. Qt-free; the window paints and selects."""
+"""Find in the timeline (issue 16 item 15, issue 27 item 15): where the find text shows in a
+piece of text, and which row F3 / Shift+F3 (or F2 for bookmarks) goes to next among the rows it
+marks. Qt-free; the window paints and selects."""
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -34,14 +37,16 @@ class Step:
     wrapped: bool
 
 
-def step_row(count: int, current: int | None, step: int) -> Step | None:
-    """The next (``step`` = 1) or previous (-1) of ``count`` matching rows after ``current``
-    (``None``: nothing selected, so the first or the last); ``None`` when there is no row."""
-    if count <= 0:
+def step_among(positions: Sequence[int], current: int | None, step: int) -> Step | None:
+    """The marked row after (``step`` = 1) or before (-1) row ``current`` among ``positions``
+    (sorted row positions: the find's matches, the bookmarks), wrapping around; from nothing
+    selected, the first or the last; ``None`` when no row is marked."""
+    if not positions:
         return None
-    if current is None or not 0 <= current < count:
-        return Step(0 if step > 0 else count - 1, False)
-    pos = current + step
-    if 0 <= pos < count:
-        return Step(pos, False)
-    return Step(pos % count, True)
+    if current is None:
+        return Step(positions[0] if step > 0 else positions[-1], False)
+    if step > 0:
+        i = bisect.bisect_right(positions, current)
+        return Step(positions[i], False) if i < len(positions) else Step(positions[0], True)
+    i = bisect.bisect_left(positions, current) - 1
+    return Step(positions[i], False) if i >= 0 else Step(positions[-1], True)

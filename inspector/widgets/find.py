@@ -1,10 +1,12 @@
-"""Find (issue 16 item 15): Ctrl+F focuses the filter bar's search box, F3 / Shift+F3 go to the
-next / previous matching row, and matches are highlighted in the timeline's Summary cells and in
-the Event tab's payload views (tree and raw JSON).
+"""Find (issue 16 item 15, issue 27 item 15): find is not filter. Ctrl+F opens the find bar under
+the filter bar; what it finds is marked, never hidden: matches are highlighted in the timeline's
+Summary cells and in the Event tab's payload views (tree and raw JSON), F3 / Shift+F3 go to the
+next / previous match among all the rows shown, and a small list of the matches and of the
+bookmarks jumps to the one clicked. The filter bar's search box still filters.
 
-The search box filters the timeline to the rows whose payload matches, so the rows shown are the
-matches: F3 steps through them (applying text typed but not yet applied first). An invalid regular
-expression highlights nothing and finds nothing; the box says why (the filter bar's red tint)."""
+What matches is the find controller's (:class:`inspector.controllers.find.FindController`, the
+filter's payload search on the rows shown). An invalid regular expression highlights and finds
+nothing; the find bar says why."""
 
 from __future__ import annotations
 
@@ -12,11 +14,35 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette, QSyntaxHighlighter, QTextCharFormat, QTextDocument
-from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtGui import (
+    QColor,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QShortcut,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from inspector.core.filtering import FilterError
-from inspector.core.find import match_spans, step_row
+from inspector.controllers.find import FindController
+from inspector.core.find import match_spans, step_among
+from inspector.models.timeline_model import COL_SUMMARY, COL_TYPE
 
 if TYPE_CHECKING:
     from inspector.widgets.main_window import MainWindow
@@ -128,14 +154,68 @@ class MatchHighlighter(QSyntaxHighlighter):
             self.setFormat(start, end - start, self._format)
 
 
+#: How many matches the list shows (F3 reaches every one).
+LISTED = 500
+
+#: The list's rows carry the row's position in the timeline as shown.
+POSITION_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class FindBar(QWidget):
+    """The find box, its regular-expression toggle, previous / next, what it found, and the list of
+    matches and bookmarks (shown while the bar is open)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("FindBar")
+        self.text = QLineEdit()
+        self.text.setPlaceholderText("Find in payloads (marks rows, hides none)…")
+        self.text.setClearButtonEnabled(True)
+        self.regex = QCheckBox(".*")
+        self.regex.setToolTip("Find text is a regular expression")
+        self.previous = QToolButton()
+        self.previous.setText("▲")
+        self.previous.setToolTip("Previous match (Shift+F3)")
+        self.next = QToolButton()
+        self.next.setText("▼")
+        self.next.setToolTip("Next match (F3)")
+        self.count = QLabel()
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Close the find bar (Esc)")
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(4)
+        row.addWidget(QLabel("Find:"))
+        row.addWidget(self.text, 1)
+        row.addWidget(self.regex)
+        row.addWidget(self.previous)
+        row.addWidget(self.next)
+        row.addWidget(self.count)
+        row.addWidget(self.close_button)
+        self.list = QListWidget()
+        self.list.setObjectName("FindList")
+        self.list.setUniformItemSizes(True)
+        self.list.setMaximumHeight(self.list.fontMetrics().lineSpacing() * 6 + 8)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(row)
+        layout.addWidget(self.list)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self.text, self.hide)
+
+
 class TimelineFind(QObject):
-    """The window's find: its actions, the highlights, and stepping through the matching rows.
+    """The window's find: its actions, the find bar, the highlights, and stepping through the matches.
 
     Args:
-        window: the main window (its filter bar, timeline, detail pane and status bar).
+        window: the main window (its filter bar's place, timeline, detail pane, bookmarks, status bar).
 
     Attributes:
-        pattern: the search box's pattern (``None``: empty or an invalid regular expression).
+        controller: what is found (:class:`~inspector.controllers.find.FindController`).
+        bar: the :class:`FindBar`, under the filter bar.
+        pattern: the find text's pattern (``None``: empty or an invalid regular expression).
         find_action, find_next_action, find_previous_action: Ctrl+F, F3, Shift+F3.
     """
 
@@ -144,76 +224,133 @@ class TimelineFind(QObject):
         self.window = window
         self.pattern: re.Pattern[str] | None = None
         self._pending: int | None = None
+        self.controller = FindController(window.session)
+        self.bar = FindBar()
+        self.bar.hide()
+        holder = window.filter_bar.parentWidget()
+        layout = holder.layout() if holder is not None else None
+        if layout is not None:  # right under the filter bar
+            layout.insertWidget(layout.indexOf(window.filter_bar) + 1, self.bar)  # type: ignore[attr-defined]
         self.find_action = window._action(
-            "&Find…", self.focus_search, "Ctrl+F", None, "Search the payloads of the rows (the filter's search box)"
+            "&Find…", self.focus_search, "Ctrl+F", None, "Find in the payloads of the rows shown (marks, hides none)"
         )
         self.find_next_action = window._action(
-            "Find &next", lambda: self.find(1), "F3", None, "Next row matching the search text (F3)"
+            "Find &next", lambda: self.find(1), "F3", None, "Next row matching the find text (F3)"
         )
         self.find_previous_action = window._action(
-            "Find pre&vious", lambda: self.find(-1), "Shift+F3", None, "Previous row matching the search text"
+            "Find pre&vious", lambda: self.find(-1), "Shift+F3", None, "Previous row matching the find text"
         )
-        bar = window.filter_bar
-        bar.text.textChanged.connect(self._update_pattern)
-        bar.regex.toggled.connect(self._update_pattern)
-        bar.filter_changed.connect(self._update_pattern)  # also after clear(), which types silently
-        # Queued: the window first re-selects the row it kept across the filter, then the step runs.
-        window.session.filtering.connect(self._on_filtering, Qt.ConnectionType.QueuedConnection)
+        bar = self.bar
+        bar.text.textChanged.connect(self._update_query)
+        bar.regex.toggled.connect(self._update_query)
+        bar.text.returnPressed.connect(lambda: self.find(1))
+        bar.next.clicked.connect(lambda: self.find(1))
+        bar.previous.clicked.connect(lambda: self.find(-1))
+        bar.close_button.clicked.connect(bar.hide)
+        bar.list.itemClicked.connect(self._on_listed)
+        bar.list.itemActivated.connect(self._on_listed)
+        self.controller.matches_changed.connect(self._on_matches)
+        # Queued: a character's bookmarks change before the timeline shows its rows.
+        window.context.bookmarks.changed.connect(self._fill_list, Qt.ConnectionType.QueuedConnection)
 
     def focus_search(self) -> None:
-        box = self.window.filter_bar.text
+        """Ctrl+F: open the find bar with its text selected (typing replaces it)."""
+        self.bar.show()
+        self._fill_list()
+        box = self.bar.text
         box.setFocus(Qt.FocusReason.ShortcutFocusReason)
         box.selectAll()
 
-    def _update_pattern(self, *_args: Any) -> None:
-        try:
-            pattern = self.window.filter_bar.current_filter().pattern()
-        except FilterError:
-            pattern = None  # an invalid regular expression highlights nothing
-        self.pattern = pattern
-        self.window.timeline.cell_marks.pattern = pattern
-        self.window.timeline.viewport().update()
-        self.window.detail.event_detail.set_highlight(pattern)
+    def _update_query(self, *_args: Any) -> None:
+        self.controller.set_query(self.bar.text.text(), self.bar.regex.isChecked())
 
-    def find(self, step: int) -> None:
-        """Select the next (``step`` = 1) or previous (-1) row matching the search box's text."""
+    def _on_matches(self) -> None:
+        c = self.controller
+        self.pattern = c.pattern() if not c.error else None
         w = self.window
-        bar = w.filter_bar
-        wanted = bar.current_filter()
-        if not wanted.text:
-            w.statusBar().showMessage("Type what to find in the search box (Ctrl+F).", 5000)
-            self.focus_search()
-            return
-        try:
-            wanted.pattern()
-        except FilterError as exc:
-            w.statusBar().showMessage(f"Nothing to find: {exc}.", 5000)
-            return
-        applied = w.session.filter
-        if (applied.text, applied.regex) != (wanted.text, wanted.regex):
-            self._pending = step  # typed, not filtered yet: filter now, step when the rows are there
-            bar.emit_filter()
-            return
-        self._go(step)
-
-    def _on_filtering(self, busy: bool) -> None:
-        if not busy and self._pending is not None:
+        w.timeline.cell_marks.pattern = self.pattern
+        w.timeline.viewport().update()
+        w.detail.event_detail.set_highlight(self.pattern)
+        if c.error:
+            self.bar.count.setText(c.error)
+        elif c.busy:
+            self.bar.count.setText("finding…")
+        elif c.text:
+            n = len(c.refs)
+            self.bar.count.setText(f"{n:,} match{'es' if n != 1 else ''}")
+        else:
+            self.bar.count.setText("")
+        self._fill_list()
+        if not c.busy and self._pending is not None:
             step, self._pending = self._pending, None
             self._go(step)
 
+    def _fill_list(self, *_args: Any) -> None:
+        """The matches (the first :data:`LISTED`), then the bookmarks, each one row to click."""
+        w = self.window
+        listing = self.bar.list
+        listing.clear()
+        if self.bar.isHidden():
+            return  # filled when the bar opens
+        model = w.session.timeline_model
+        matches = self.controller.positions()
+        for pos in matches[:LISTED]:
+            self._add(listing, "match", pos)
+        if len(matches) > LISTED:
+            more = QListWidgetItem(f"… and {len(matches) - LISTED:,} more matches (F3 reaches them)")
+            more.setFlags(Qt.ItemFlag.NoItemFlags)
+            listing.addItem(more)
+        tl = w.session.timeline()
+        if tl is not None:
+            for pos in w.context.bookmarks.positions(model.refs()):
+                self._add(listing, "bookmark", pos)
+
+    def _add(self, listing: QListWidget, kind: str, pos: int) -> None:
+        model = self.window.session.timeline_model
+        row = model.index(pos, COL_TYPE).data() or ""
+        summary = model.index(pos, COL_SUMMARY).data() or ""
+        ref = model.ref_at(pos)
+        number = f"#{ref}" if ref >= 0 else "damaged line"
+        item = QListWidgetItem(f"{kind} · {number} {row} — {summary}")
+        item.setData(POSITION_ROLE, pos)
+        item.setToolTip(item.text())
+        listing.addItem(item)
+
+    def _on_listed(self, item: QListWidgetItem) -> None:
+        pos = item.data(POSITION_ROLE)
+        if isinstance(pos, int):
+            self.window.select_position(pos)
+
+    def find(self, step: int) -> None:
+        """Select the next (``step`` = 1) or previous (-1) row matching the find text, hiding none."""
+        w = self.window
+        c = self.controller
+        if not self.bar.text.text():
+            w.show_row_message("Type what to find in the find bar (Ctrl+F).")
+            self.focus_search()
+            return
+        self._update_query()
+        if c.error:
+            w.show_row_message(f"Nothing to find: {c.error}.")
+            return
+        if c.busy:
+            self._pending = step  # the search is running: step when its matches are there
+            return
+        self._go(step)
+
     def _go(self, step: int) -> None:
         w = self.window
-        model = w.session.timeline_model
         index = w.timeline.currentIndex()
-        found = step_row(model.rowCount(), index.row() if index.isValid() else None, step)
-        text = w.filter_bar.text.text()
+        positions = self.controller.positions()
+        found = step_among(positions, index.row() if index.isValid() else None, step)
+        text = self.controller.text
         if found is None:
-            w.statusBar().showMessage(f"No row matches {text!r} in the rows shown.", 5000)
+            w.show_row_message(f"No row matches {text!r} in the rows shown.")
             return
-        where = f"match {found.pos + 1:,} of {model.rowCount():,}"
+        k = positions.index(found.pos) + 1
         if found.wrapped:
             which = "first" if step > 0 else "last"
-            w.statusBar().showMessage(f"Wrapped to the {which} match ({where}).", 5000)
+            w.show_row_message(f"Wrapped to the {which} match (match {k:,} of {len(positions):,}).")
         else:
-            w.statusBar().showMessage(f"Match {found.pos + 1:,} of {model.rowCount():,} for {text!r}.", 5000)
+            w.show_row_message(f"Match {k:,} of {len(positions):,} for {text!r}.")
         w.select_position(found.pos)

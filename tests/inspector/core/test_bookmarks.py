@@ -10,7 +10,7 @@ import re
 import pytest
 
 from inspector.core.bookmarks import BookmarkStore, indices_of
-from inspector.core.find import Step, match_spans, step_row
+from inspector.core.find import Step, match_spans, step_among
 from inspector.core.overview import Mark, buckets, mark_near, pixel_of, problem_marks
 from inspector.core.timeline import CharacterTimeline
 from journal import fs
@@ -87,18 +87,21 @@ def test_match_spans_skips_empty_matches_and_stops_at_the_limit():
 
 
 @pytest.mark.parametrize(
-    ("count", "current", "step", "expected"),
+    ("positions", "current", "step", "expected"),
     [
-        (3, None, 1, Step(0, False)),
-        (3, None, -1, Step(2, False)),
-        (3, 0, 1, Step(1, False)),
-        (3, 2, 1, Step(0, True)),
-        (3, 0, -1, Step(2, True)),
-        (0, None, 1, None),
+        ([2, 5, 9], None, 1, Step(2, False)),
+        ([2, 5, 9], None, -1, Step(9, False)),
+        ([2, 5, 9], 2, 1, Step(5, False)),
+        ([2, 5, 9], 3, 1, Step(5, False)),  # from a row between two marks
+        ([2, 5, 9], 9, 1, Step(2, True)),
+        ([2, 5, 9], 2, -1, Step(9, True)),
+        ([2, 5, 9], 7, -1, Step(5, False)),
+        ([], None, 1, None),
     ],
 )
-def test_step_row_wraps_and_says_so(count, current, step, expected):
-    assert step_row(count, current, step) == expected
+def test_stepping_among_marked_rows_wraps_and_says_so(positions, current, step, expected):
+    """F3 among the find's matches and F2 among the bookmarks: the one stepping rule."""
+    assert step_among(positions, current, step) == expected
 
 
 # -- the overview ruler ----------------------------------------------------------------------------
