@@ -28,6 +28,7 @@ def panes(window) -> dict[str, object]:
         "server_panel": window.server_panel,
         "sentinel_bar": window.sentinel_bar,
         "filter_bar": window.filter_bar,
+        "find_bar": window.finder.bar,
         "timeline": window.timeline,
         "legend": window.legend,
         "views_tab": window.detail.views,  # first: the one shown when the grabs begin
@@ -84,9 +85,13 @@ def main(mode: str, folder: str, out: str) -> int:
         window.settings_actions.theme_actions["dark"].trigger()
     previews: list[object] = []
     window.source.preview_ready.connect(lambda *args: previews.append(args))
-    window.filter_bar.text.setText("reflection")  # matches highlighted in the payload views
+    window.filter_bar.text.setText("reflection")  # the filter bar with a filter in force
     window.filter_bar.emit_filter()
     settle(app, lambda: window.session.filter.text == "reflection" and not window.session.busy)
+    window.finder.focus_search()  # the find bar, its list, and its matches highlighted
+    window.finder.bar.text.setText("reflection_id")
+    window.timeline.setFocus()  # no caret blinking in a grab
+    settle(app, lambda: not window.finder.controller.busy and bool(window.finder.controller.refs))
     tl = window.session.timeline()
     blocked = tl.diagnosis.blocked if tl is not None else None
     window.detail.setCurrentWidget(window.detail.views)  # the replay preview runs only while it is shown
