@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from inspector.core import output
 from inspector.core.advice import finding_text
+from inspector.core.cloud_report import KINDS as CLOUD_KINDS
 from inspector.core.server_start_text import for_character
 from inspector.core.text import count, one_line
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
@@ -199,7 +200,11 @@ def write_human(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) 
     """One block per character, blank lines between blocks, written as it is made (a timeline
     can be a million lines: at most :data:`EVENTS_PER_PIECE` of them are held at a time)."""
     kinds = {"root": "memory root", "character": "character folder"}
-    kind = "zip export" if diagnosis.is_zip else kinds.get(diagnosis.kind, diagnosis.kind)
+    if diagnosis.cloud_layout is not None:
+        kind = CLOUD_KINDS.get(diagnosis.cloud_layout, diagnosis.cloud_layout)
+        kind = f"zip of a {kind}" if diagnosis.is_zip else kind
+    else:
+        kind = "zip export" if diagnosis.is_zip else kinds.get(diagnosis.kind, diagnosis.kind)
     n = len(diagnosis.characters)
     header = [f"{PROG}: {one_line(diagnosis.path)} ({kind}, {count(n, 'character')})"]
     if diagnosis.server is not None:

@@ -18,6 +18,7 @@ from inspector.core.server_start_text import for_character
 from inspector.core.text import count, one_line
 from journal.cloudsave import DownloadPreview, OpenedCloud, UnitCheck, open_cloud, preview_download, verify_input
 from journal.cloudsave.meta import meta_summary
+from journal.diagnosis.path import NOT_A_MEMORY_FOLDER
 from journal.diagnosis.values import DiagnosisInputError, Finding, health_of
 
 SCHEMA = 1
@@ -27,8 +28,6 @@ KINDS = {
     "legacy": "legacy cloud-save folder",
     "backup": "download backup",
 }
-#: What a unit's "memory server's next start" line says (issue 26 §2).
-NOT_A_MEMORY_FOLDER = "not applicable: a cloud-save unit is not a memory folder"
 
 
 def download_findings(preview: DownloadPreview) -> list[Finding]:

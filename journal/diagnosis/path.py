@@ -60,6 +60,7 @@ def diagnose_path(
         findings=list(found.refused),
         server=probe,
         characters_file=found.characters_file,
+        cloud_layout=None if found.cloud is None else found.cloud.kind,
         _temp=found.take_temp(),
     )
     try:

@@ -641,6 +641,8 @@ class Diagnosis:
         characters_file: the memory server's ``characters.json`` the diagnosis read (given, or
             found beside the memory root; :func:`journal.inputs.resolve`), or ``None``: a
             re-diagnosis of one of its characters reads the same one.
+        cloud_layout: the cloud-save layout PATH is (``cloudsave``, ``unit``, ``legacy`` or
+            ``backup``, :class:`journal.cloudsave.layout.CloudInput`), or ``None``.
     """
 
     path: str
@@ -652,6 +654,7 @@ class Diagnosis:
     findings: list[Finding] = field(default_factory=list)
     server: ServerStatus | None = None
     characters_file: str | None = None
+    cloud_layout: str | None = None
     _temp: TempRoot | None = field(default=None, repr=False, compare=False)
 
     def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:

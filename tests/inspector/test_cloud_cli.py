@@ -80,6 +80,9 @@ def test_check_opens_a_cloud_save_root_and_a_unit_by_the_units_name(
     assert "Not applicable: a cloud-save unit is not a memory folder." in out
     assert f"\n{NAME}\n" in out and "\nmemory\n" not in out  # the character's heading is the unit's name
     assert "Fingerprint: matches" in out and "meta.json: updated_at_utc 2026-12-01T18:28:55.769302Z" in out
+    assert out.startswith(f"memory-inspector check: {cloud.unit} (cloud-save unit, 1 character)")
+    code, out, _ = run(capsys, "check", str(cloud.root), watch=(cloud.anchor,))
+    assert out.startswith(f"memory-inspector check: {cloud.root} (cloud-save root, 1 character)")
 
 
 def test_check_reports_a_units_findings(capsys: pytest.CaptureFixture[str], cloud: cloudunit.CloudBuilt) -> None:
