@@ -495,6 +495,9 @@ class HistoryPanel(QWidget):
         self.legend = QLabel()  # below the plot, never over its points
         self.legend.setWordWrap(True)
         self.caption = QLabel(f"<small>{CAPTION}</small>")
+        self.caption.setWordWrap(True)  # a narrow pane wraps it rather than cutting it
+        self.legend.setMinimumWidth(1)
+        self.caption.setMinimumWidth(1)
         self.model = HistoryTableModel(self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
@@ -549,6 +552,9 @@ class HistoryPanel(QWidget):
             widths[widest] = max(floor, widths[widest] - max(1, sum(widths.values()) - room))
         for c, w in widths.items():
             header.resizeSection(c, w)
+        # The changed fields take the room left, elided, rather than widening the table past it.
+        header.resizeSection(header.count() - 1, max(floor * 3, self.table.viewport().width() - sum(widths.values())))
+        self.table.horizontalScrollBar().setValue(0)
 
     def resizeEvent(self, event: Any) -> None:
         """Override: the columns follow the pane's width."""
