@@ -32,7 +32,7 @@ from inspector.core.views import LoadedFile, build_provenance, list_view_files, 
 from inspector.models.characters_model import CharacterListModel, CharacterRow
 from inspector.models.tables import FindingTableModel, OutboxTableModel
 from inspector.models.timeline_model import EventTableModel
-from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventInfo
+from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventInfo, diagnose_path
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 
 #: Field-only filters over at most this many rows run on the GUI thread (they take milliseconds).
@@ -622,9 +622,16 @@ class SessionController(QObject):
         listing = diagnosis.characters_file if diagnosis is not None else None
         custom = self._diagnose_character
 
+        unit_of = self.folder.location.path if self.folder is not None and tl.diagnosis.not_applicable else None
+
         def work(token: CancelToken) -> DiagnosisDelta:
             if custom is not None:
                 return DiagnosisDelta.of(custom(char_dir), check_index)
+            if unit_of is not None:
+                # A cloud-save unit is no memory folder: diagnosed again as check reads PATH, through
+                # the one resolver (its unit rule, its anchor); views only, so in this process.
+                with diagnose_path(str(unit_of), character=name, characters_file=listing) as again:
+                    return DiagnosisDelta.of(again.only_character(), check_index)
             # A child process: the diagnosis must not hold this process's GIL while rows arrive.
             return diagnose_in_child(char_dir, root, name, check_index, token, characters_file=listing)
 

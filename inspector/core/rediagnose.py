@@ -41,7 +41,7 @@ class DiagnosisDelta:
             when it asked), to prove both describe the same journal.
         not_applied: every event whose state is not ``applied``, with its reason and message.
         defects, findings, outbox, blocked_index, blocked_message, views_only, server_start,
-            blocked_holds: as in the diagnosis.
+            blocked_holds, not_applicable, cloud_unit: as in the diagnosis.
         counts: the diagnosis's :meth:`~journal.diagnosis.CharacterDiagnosis.counts`, as ``check``
             reports them (the window shows these, never a count of its own).
     """
@@ -64,6 +64,8 @@ class DiagnosisDelta:
     server_start: ServerStart | None = None
     blocked_holds: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    not_applicable: str | None = None
+    cloud_unit: Any = None
 
     @classmethod
     def of(cls, diagnosis: CharacterDiagnosis, check_index: int) -> DiagnosisDelta:
@@ -88,6 +90,8 @@ class DiagnosisDelta:
             diagnosis.server_start,
             diagnosis.blocked_holds,
             diagnosis.counts(),
+            diagnosis.not_applicable,
+            diagnosis.cloud_unit,
         )
 
 

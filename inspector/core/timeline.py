@@ -625,6 +625,8 @@ class CharacterTimeline:
             views_only=delta.views_only,
             server_start=delta.server_start,  # predicted again by the fresh diagnosis
             blocked_holds=delta.blocked_holds,
+            not_applicable=delta.not_applicable,  # a cloud-save unit stays one
+            cloud_unit=delta.cloud_unit,
         )
         # Events in index order, then damaged lines: a plain sort (a sentinel that named no event
         # leaves every row to change, a million on a big journal).

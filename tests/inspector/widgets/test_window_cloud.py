@@ -62,3 +62,21 @@ def test_compare_with_a_cloud_save_shows_the_download_preview(qtbot, window, tmp
     assert "until the memory server process restarts" in text
     window.redact_action.setChecked(True)
     assert panel.text.toPlainText() != "" and (tree_hashes(built.anchor), tree_hashes(local.path)) == before
+
+
+def test_a_live_re_diagnosis_of_a_unit_keeps_it_a_unit(qtbot, window, tmp_path) -> None:
+    """A re-diagnosis after a file change reads the unit as check does: still no server start."""
+    from inspector.core.jobs import CancelToken
+
+    built = _cloud(tmp_path)
+    open_and_wait(qtbot, window, built.root)
+    work = window.session.rediagnosis_work(NAME)
+    assert work is not None
+    delta = work(CancelToken())
+    assert delta.server_start is None and delta.not_applicable is not None
+    with qtbot.waitSignal(window.session.states_recomputed, timeout=WAIT_MS):
+        window.session.rediagnosis.finished(window.session.generation, NAME, delta, 0.01)
+    tl = window.session.timeline(NAME)
+    assert tl.diagnosis.not_applicable is not None and tl.server_start is None
+    assert tl.diagnosis.cloud_unit is not None
+    assert "Not applicable: a cloud-save unit is not a memory folder." in window.server_panel.plain_text()
