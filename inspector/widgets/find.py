@@ -196,8 +196,11 @@ class FindBar(QWidget):
         self.list = QListWidget()
         self.list.setObjectName("FindList")
         self.list.setUniformItemSizes(True)
-        self.list.setMaximumHeight(self.list.fontMetrics().lineSpacing() * 6 + 8)
+        # Small: four rows, so that a 600 px window keeps its timeline; elided, whole on hover.
+        self.list.setMaximumHeight(self.list.fontMetrics().lineSpacing() * 4 + 8)
         self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -291,6 +294,7 @@ class TimelineFind(QObject):
         listing = self.bar.list
         listing.clear()
         if self.bar.isHidden():
+            listing.hide()
             return  # filled when the bar opens
         model = w.session.timeline_model
         matches = self.controller.positions()
@@ -304,6 +308,7 @@ class TimelineFind(QObject):
         if tl is not None:
             for pos in w.context.bookmarks.positions(model.refs()):
                 self._add(listing, "bookmark", pos)
+        listing.setVisible(listing.count() > 0)  # no empty box taking the timeline's room
 
     def _add(self, listing: QListWidget, kind: str, pos: int) -> None:
         model = self.window.session.timeline_model
