@@ -215,7 +215,7 @@ class MainWindow(QMainWindow):
         self.progress.setTextVisible(True)
         self.progress_label = QLabel()
         self.cancel_button = QToolButton()
-        self.cancel_button.setIcon(icons.icon(icons.CANCEL, self.palette()))
+        icons.set_icon(self.cancel_button, icons.CANCEL, self.palette())
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Cancel loading (what was shown before stays)")
         self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
