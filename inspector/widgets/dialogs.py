@@ -86,13 +86,18 @@ class QuestionDialog:
     """A yes/no question with its supporting text folded under "Show Details"."""
 
     @classmethod
-    def ask(cls, parent: QWidget | None, question: Question) -> bool:
+    def build(cls, parent: QWidget | None, question: Question) -> QMessageBox:
+        """The box that asks ``question`` (Qt sizes a message box to the screen itself)."""
         box = QMessageBox(QMessageBox.Icon.Question, question.title, question.text, parent=parent)
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.Yes if question.default else QMessageBox.StandardButton.No)
         if question.details:
             box.setDetailedText(question.details)
-        return box.exec() == QMessageBox.StandardButton.Yes
+        return box
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, question: Question) -> bool:
+        return cls.build(parent, question).exec() == QMessageBox.StandardButton.Yes
 
 
 class NoticeDialog:

@@ -21,10 +21,10 @@ from inspector.app import make_application
 from inspector.controllers.support import compare_with_rows
 from inspector.core import replay as gr
 from inspector.core.location import sample_source
-from inspector.core.prompter import HeadlessPrompter
+from inspector.core.prompter import HeadlessPrompter, Question
 from inspector.core.replay import Scope
 from inspector.widgets.compare_panel import ComparePanel
-from inspector.widgets.dialogs import GoToEventDialog
+from inspector.widgets.dialogs import GoToEventDialog, QuestionDialog
 from inspector.widgets.help_dialogs import AboutDialog, ShortcutsDialog, TourDialog, about_lines, window_tour
 from inspector.widgets.replay_dialog import ReplayDialog
 from inspector.widgets.restore_dialog import RestoreDialog
@@ -79,6 +79,7 @@ def dialogs(work: Path) -> list[tuple[str, QWidget]]:
     listed = gr.list_backups(backups, CHARACTER)
     long_path = str(work / ("a-very-long-folder-name-" * 6) / "memory")
     about = about_lines(Path(long_path) / "config", backups)
+    question = f"{long_path}.zip is a zip export and replay writes. Extract it to {long_path}-extracted first?"
     out: list[tuple[str, QWidget]] = [
         ("replay plan", ReplayDialog(plan, preflight, plan.unapplied)),
         ("replay park plan", ReplayDialog(park, preflight, park.unapplied)),
@@ -90,6 +91,7 @@ def dialogs(work: Path) -> list[tuple[str, QWidget]]:
         ("tour", TourDialog(window_tour())),
         ("go to event", GoToEventDialog()),
         ("compare", ComparePanel(compare_with_rows(root, other, CHARACTER))),
+        ("question", QuestionDialog.build(None, Question("extract_zip", "Zip export", question, long_path))),
     ]
     return out
 

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[3]
 #: Every dialog the probe shows (a missing one would pass unmeasured).
 DIALOGS = {
     "replay plan", "replay park plan", "replay result", "restore", "support bundle", "shortcuts",
-    "about", "tour", "go to event", "compare",
+    "about", "tour", "go to event", "compare", "question",
 }
 
 
