@@ -220,6 +220,7 @@ def run_gui(path: str | None, *, redact: bool, screenshot: str | None, size: tup
     if screenshot:
         prompter = HeadlessPrompter()
     window = build_window(prompter=prompter)
+    window.keeps_size = not screenshot  # a screenshot's size is not the user's
     if size is not None:
         window.resize(*size)
     if redact:

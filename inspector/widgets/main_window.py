@@ -192,6 +192,8 @@ class MainWindow(QMainWindow):
         self._restore_layouts(context.settings)
         self._pending_reselect: int | None = None
         self._row_message = ""
+        #: Whether closing keeps the window's size for the next start (a screenshot run does not).
+        self.keeps_size = True
         self._update_enabled()
 
     # -- construction ----------------------------------------------------------------------------------
@@ -810,7 +812,8 @@ class MainWindow(QMainWindow):
                 self.layouts.forget(name)  # not laid out by the user: fit to the next window again
             else:
                 self.layouts.save(name, table.horizontalHeader())
-        keep_size(self, self.context.settings)
+        if self.keeps_size:
+            keep_size(self, self.context.settings)
         self.context.history.close()
         self.context.chat.close()
         self.session.close()

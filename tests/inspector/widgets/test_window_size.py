@@ -110,6 +110,11 @@ def test_it_opens_at_the_last_size_clipped_to_the_screen(qtbot, make_inspector_w
     clipped = make_inspector_window(size=None)
     avail = clipped.screen().availableGeometry().size()
     assert clipped.size() == QSize(5000, 4000).boundedTo(avail)
+    # a window that keeps no size (a --screenshot run) leaves the kept one as it was
+    clipped.keeps_size = False
+    clipped.resize(650, 450)
+    clipped.close()
+    assert make_inspector_window(size=None).size() == QSize(5000, 4000).boundedTo(avail)
 
 
 def test_the_status_bar_fields_elide_and_never_overlap(qtbot, inspector_window):  # noqa: F811
