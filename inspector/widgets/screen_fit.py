@@ -145,7 +145,7 @@ class ElidingLabel(QLabel):
         fm = self.fontMetrics()
         return QSize(fm.averageCharWidth() * self.min_chars, super().minimumSizeHint().height())
 
-    def setToolTip(self, tip: str) -> None:  # type: ignore[override]
+    def setToolTip(self, tip: str) -> None:
         """Override: the label's own tooltip; the whole text is added while it is elided."""
         self._tip = tip
         super().setToolTip(tip)
@@ -165,12 +165,12 @@ class ElidingLabel(QLabel):
         tip = "\n\n".join(t for t in (self.text() if cut else "", self._tip) if t)
         super().setToolTip(tip)
 
-    def setText(self, text: str) -> None:  # type: ignore[override]
+    def setText(self, text: str) -> None:
         """Override: keep the whole text; the tooltip follows."""
         super().setText(text)
         self._update_tip()
 
-    def paintEvent(self, _event: QPaintEvent) -> None:  # type: ignore[override]
+    def paintEvent(self, _event: QPaintEvent) -> None:
         """Override: paint the text cut at the end to the room there is."""
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))
@@ -237,7 +237,7 @@ class ElidingComboBox(QComboBox):
         )
         return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideMiddle, max(0, area.width() - 4))
 
-    def paintEvent(self, _event: object) -> None:  # type: ignore[override]
+    def paintEvent(self, _event: object) -> None:
         """Override: paint the current label elided in the middle (Qt's own cuts it at the end)."""
         painter = QStylePainter(self)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
