@@ -12,7 +12,7 @@ from inspector.core import output
 from inspector.core.advice import finding_text
 from inspector.core.cloud_report import KINDS as CLOUD_KINDS
 from inspector.core.server_start_text import for_character
-from inspector.core.text import count, one_line
+from inspector.core.text import count, one_line, size_text
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
 from journal.diagnosis.values import SEVERITIES, is_server_start_finding
 
@@ -130,14 +130,6 @@ def write_json(diagnosis: Diagnosis, out: TextIO, *, all_events: bool = False) -
 # -- for people ----------------------------------------------------------------------------------
 
 
-def _size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)  # pragma: no cover
-
-
 def _finding_line(f: Finding) -> str:
     where = []
     if f.file:
@@ -153,7 +145,7 @@ def character_block(c: CharacterDiagnosis, *, all_events: bool = False) -> Itera
     counts = c.counts()
     yield f"{one_line(c.name)}"
     if c.journal.present:
-        yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {_size(c.journal.bytes)}"
+        yield f"  journal   {c.journal.lines:,} lines, {c.journal.events:,} events, {size_text(c.journal.bytes)}"
     else:
         yield "  journal   none" + (" (views only: a cloud-save export)" if c.views_only else "")
     if c.server_start is not None or c.not_applicable is not None:

@@ -14,3 +14,13 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and the noun, singular for one (``1 defect``, ``3 defects``, ``1,000 entries``)."""
     word = noun if n == 1 else (plural or noun + "s")
     return f"{n:,} {word}"
+
+
+def size_text(n: int) -> str:
+    """A size in bytes for people: ``512 bytes``, ``4.5 KiB``, ``1,234.5 MiB``, ``2.0 GiB``."""
+    size = float(n)
+    for unit in ("bytes", "KiB", "MiB"):
+        if size < 1024:
+            return f"{n:,} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} GiB"

@@ -28,6 +28,7 @@ from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
 from inspector.core.replay.flow import default_backup_root
 from inspector.core.replay_preview import ReplayPreview, diff_as_tree
+from inspector.core.text import size_text
 from inspector.core.timeline import UNCHECKED, Row, SentinelState
 from inspector.core.vocabulary import EventInfo
 from inspector.widgets import icons
@@ -74,14 +75,6 @@ MINIMUM_SIZE = QSize(640, 420)
 
 #: The smallest the detail's pane may be made, at least its tab titles whole.
 DETAIL_MINIMUM = QSize(220, 200)
-
-
-def _size_text(size: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:,} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024  # type: ignore[assignment]
-    return str(size)
 
 
 #: What the window says while nothing is open: what to do (issue 16 item 13).
@@ -586,7 +579,7 @@ class MainWindow(QMainWindow):
             self.status_size.setText("Journal: loading…" if self.session.loading else "Journal: –")
             self.filter_bar.show_count(model.rowCount(), model.rowCount())
             return
-        self.status_size.setText(f"Journal: {_size_text(tl.live_size)} · {len(tl.events):,} events")
+        self.status_size.setText(f"Journal: {size_text(tl.live_size)} · {len(tl.events):,} events")
         self.filter_bar.show_count(model.rowCount(), len(tl.refs))
 
     def _update_enabled(self) -> None:

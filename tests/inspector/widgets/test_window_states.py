@@ -9,11 +9,12 @@ import threading
 import pytest
 from PySide6.QtWidgets import QApplication, QLabel
 
+from inspector.core.text import size_text
 from inspector.core.timeline import DAMAGED, LOADING, UNCHECKED
 from inspector.models.characters_model import LOADING_TEXT
 from inspector.models.timeline_model import COL_TYPE, STATE_ROLE
 from inspector.widgets.characters import chip_items, row_health
-from inspector.widgets.main_window import APP_TITLE, NOTHING_OPEN, _size_text
+from inspector.widgets.main_window import APP_TITLE, NOTHING_OPEN
 from journal import EventLog, read_journal
 from journal.diagnosis import EventInfo, UnreadableInputError, diagnose_path
 from journal.events import encode_event, new_event
@@ -211,7 +212,7 @@ def test_half_a_line_shows_as_a_torn_row_and_its_rest_makes_it_the_event_in_plac
     # what the reader makes of it, and no state until the re-diagnosis (it runs a quiet moment later)
     assert last.data(STATE_ROLE) == UNCHECKED and _last_type(model) == "⚠ torn last line"
     assert model.row_at(rows).kind == "torn_tail"
-    qtbot.waitUntil(lambda: window.status_size.text().startswith(f"Journal: {_size_text(os.path.getsize(journal))} ·"))
+    qtbot.waitUntil(lambda: window.status_size.text().startswith(f"Journal: {size_text(os.path.getsize(journal))} ·"))
     qtmodeltester.check(model)
 
     window.timeline.selectRow(rows)
@@ -228,7 +229,7 @@ def test_half_a_line_shows_as_a_torn_row_and_its_rest_makes_it_the_event_in_plac
     assert model.rowCount() == rows + 1 and event.event_id == read_journal(journal).events[-1].event_id
     assert window.timeline.currentIndex().row() == rows  # the selection stayed on the row
     assert f"#{event.index}" in window.detail.event_detail.header.text()  # and shows what it is now
-    qtbot.waitUntil(lambda: window.status_size.text().startswith(f"Journal: {_size_text(os.path.getsize(journal))} ·"))
+    qtbot.waitUntil(lambda: window.status_size.text().startswith(f"Journal: {size_text(os.path.getsize(journal))} ·"))
     qtmodeltester.check(model)
     # the re-diagnosis says what it is: the window shows that, and counts it as check does
     qtbot.waitUntil(lambda: model.index(rows, 0).data(STATE_ROLE) == "pending", timeout=WAIT_MS)
