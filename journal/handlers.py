@@ -505,13 +505,22 @@ def entry_ref(event_type: object, payload: Any) -> str | None:
 
     ``payload`` is the payload, or its :class:`~journal.events.EntryKeys`.
     """
-    if not isinstance(payload, (dict, EntryKeys)) or not isinstance(event_type, str):
+    if not isinstance(event_type, str):
+        return None
+    if payload.__class__ is EntryKeys:  # its fields, read as attributes (a million of these in a check)
+        keyed = True
+    elif isinstance(payload, (dict, EntryKeys)):
+        keyed = False
+    else:
         return None
     if event_type.startswith("reflection."):
-        rid = payload.get("reflection_id")
+        rid = payload.reflection_id if keyed else payload.get("reflection_id")
         return rid if isinstance(rid, str) and rid else None
     if event_type.startswith("persona."):
-        ek, eid = payload.get("entity_key"), payload.get("entry_id")
+        if keyed:
+            ek, eid = payload.entity_key, payload.entry_id
+        else:
+            ek, eid = payload.get("entity_key"), payload.get("entry_id")
         if isinstance(ek, str) and isinstance(eid, str) and ek and eid:
             return f"{ek}/{eid}"
     return None

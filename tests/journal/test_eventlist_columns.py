@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.scan import scan_journal
 from journal.diagnosis.states import EVENT_STATES, EventInfo
-from journal.events import encode_event, make_event
+from journal.events import EntryKeys, encode_event, make_event
 from journal.handlers import entry_ref
 from journal.reader import JournalScanner
 
@@ -132,3 +132,19 @@ def test_the_reader_batches_read_back_as_the_reader_made_them(tmp_path: Path) ->
         assert ev.record(i) == type(rec)(rec.event_id, rec.type, rec.ts, ev.keys(i), rec.line, rec.offset)
     assert [i for i, _ in ev.kept_keys()] == [i for i in range(3000) if i % 97 == 0]
     assert ev.lines() == [r.line for r in records]
+
+
+_VALUES = st.one_of(
+    st.none(), st.just(""), st.text(max_size=6), st.integers(), st.booleans(), st.lists(st.integers(), max_size=2)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["reflection.evidence_updated", "reflection.", "persona.entry_updated", "persona", "x.y", ""]),
+    st.dictionaries(st.sampled_from(["reflection_id", "entity_key", "entry_id", "to", "other"]), _VALUES),
+)
+def test_entry_ref_names_one_entry_from_a_payload_and_from_its_keys(etype: str, payload: dict[str, object]) -> None:
+    """The diagnosis asks :func:`entry_ref` with the decoded :class:`EntryKeys` (read as
+    attributes), the window with the parsed payload (read with ``get``): one rule, same answer."""
+    assert entry_ref(etype, EntryKeys.of(payload)) == entry_ref(etype, payload)
