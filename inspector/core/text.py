@@ -21,6 +21,6 @@ def size_text(n: int) -> str:
     size = float(n)
     for unit in ("bytes", "KiB", "MiB"):
         if size < 1024:
-            return f"{n:,} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
+            return count(n, "byte") if unit == "bytes" else f"{size:,.1f} {unit}"
         size /= 1024
     return f"{size:,.1f} GiB"

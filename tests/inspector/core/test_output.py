@@ -138,3 +138,18 @@ def test_filtered_lines_filter_each_whole_line_and_the_unterminated_last():
     assert out.getvalue() == "ABC\nDE\n"
     lines.close()
     assert out.getvalue() == "ABC\nDE\nF"
+
+
+def test_one_size_wording_for_check_and_the_window() -> None:
+    from inspector.core.text import size_text
+
+    assert [size_text(n) for n in (0, 1, 1023, 1024, 4608, 1536 * 1024, 3 << 30, 5000 << 30)] == [
+        "0 bytes",
+        "1 byte",
+        "1,023 bytes",
+        "1.0 KiB",
+        "4.5 KiB",
+        "1.5 MiB",
+        "3.0 GiB",
+        "5,000.0 GiB",
+    ]
