@@ -30,6 +30,13 @@ from inspector.widgets.screen_fit import fit_to_screen
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+def present(dialog: QDialog) -> QDialog:
+    """Show a help dialog, modeless, deleted when it is closed; returns it."""
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    return dialog
+
+
 def about_lines(config_dir: Path | None, backup_root: Path) -> list[str]:
     """What About says: the versions, and where this installation keeps its files."""
     return [

@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QModelIndex, QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QDialog,
     QLabel,
     QMainWindow,
     QProgressBar,
@@ -44,6 +45,7 @@ from inspector.widgets.help_dialogs import (
     ShortcutsDialog,
     TourDialog,
     about_lines,
+    present,
     shortcut_rows,
     window_tour,
 )
@@ -740,28 +742,18 @@ class MainWindow(QMainWindow):
 
     # -- toggles ------------------------------------------------------------------------------------------
 
-    def show_shortcuts(self) -> ShortcutsDialog:
+    def show_shortcuts(self) -> QDialog:
         """Every keyboard shortcut of the window (F1), searchable."""
-        actions = [a for a in self.findChildren(QAction)]
-        dialog = ShortcutsDialog(shortcut_rows(actions), self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+        return present(ShortcutsDialog(shortcut_rows(self.findChildren(QAction)), self))
 
-    def show_tour(self) -> TourDialog:
+    def show_tour(self) -> QDialog:
         """The README's window tour (Help ▸ Window tour)."""
-        dialog = TourDialog(window_tour(), self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+        return present(TourDialog(window_tour(), self))
 
-    def show_about(self) -> AboutDialog:
+    def show_about(self) -> QDialog:
         """Versions and where settings and backups live."""
         config = self.recent.file.parent if self.recent is not None else None
-        dialog = AboutDialog(about_lines(config, default_backup_root()), self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+        return present(AboutDialog(about_lines(config, default_backup_root()), self))
 
     def _on_follow_triggered(self, checked: bool) -> None:
         self.timeline.set_following(checked)
