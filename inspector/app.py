@@ -22,6 +22,7 @@ from inspector.controllers.context import AppContext, replay_target
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.export import ExportController
+from inspector.controllers.find import FindController
 from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
@@ -116,6 +117,7 @@ def build_context(
         exporter=ExportController(session, dispatcher),
         history=HistoryController(session, prepare=chart_arrays),
         chat=ChatController(session),
+        find=FindController(session),
         support=SupportController(session, dispatcher),
     )
 

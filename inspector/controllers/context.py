@@ -13,6 +13,7 @@ from inspector.controllers.chat import ChatController
 from inspector.controllers.detail_source import DetailSource
 from inspector.controllers.dispatch import GuiDispatcher
 from inspector.controllers.export import ExportController
+from inspector.controllers.find import FindController
 from inspector.controllers.history import HistoryController
 from inspector.controllers.replay import ReplayController
 from inspector.controllers.session import SessionController
@@ -38,6 +39,7 @@ class AppContext:
         exporter: copies and exports of rows and findings, in the background.
         history: an entry's history for the History tab, built off the GUI thread.
         chat: the chat turns around the selected event for the Chat tab, read off the GUI thread.
+        find: what Ctrl+F finds among the rows shown (the find bar and F3 step through it).
         support: support bundles and comparisons, in the background.
     """
 
@@ -53,6 +55,7 @@ class AppContext:
     exporter: ExportController
     history: HistoryController
     chat: ChatController
+    find: FindController
     support: SupportController
 
 

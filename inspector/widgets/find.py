@@ -227,7 +227,7 @@ class TimelineFind(QObject):
         self.window = window
         self.pattern: re.Pattern[str] | None = None
         self._pending: int | None = None
-        self.controller = FindController(window.session)
+        self.controller: FindController = window.context.find  # built by the composition root
         self.bar = FindBar()
         self.bar.hide()
         holder = window.filter_bar.parentWidget()
