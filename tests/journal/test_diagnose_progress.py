@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-import journal.diagnosis.path as diagnose_module
 import journal.diagnosis.scan as diagnose_scan
+import journal.inputs as inputs_module  # where a zip export is extracted (the one resolver)
 from journal import fixtures as folders
 from journal.diagnosis import diagnose_path
 from journal.events import JOURNAL_NAME
@@ -35,13 +35,13 @@ def test_a_raising_report_cancels_and_removes_the_extracted_zip(tmp_path: Path, 
     archive = folders.zip_export(built.path.parent, tmp_path / "export.zip")
     monkeypatch.setattr(diagnose_scan, "REPORT_EVERY", 256)
     made: list[str] = []
-    real_mkdtemp = diagnose_module.tempfile.mkdtemp
+    real_mkdtemp = inputs_module.tempfile.mkdtemp
 
     def mkdtemp(*args: Any, **kwargs: Any) -> str:
         made.append(real_mkdtemp(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(diagnose_module.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(inputs_module.tempfile, "mkdtemp", mkdtemp)
 
     class Stop(Exception):
         pass
