@@ -16,6 +16,7 @@ from typing import Any
 
 from inspector.core import output
 from inspector.core.bundle import rules as R
+from inspector.core.bundle.manifest import input_name
 from inspector.core.bundle.redact import BundleRedactor
 
 # The one home of check's human report (a command module, but Qt-free and IO-free here).
@@ -143,9 +144,9 @@ def check_documents(
     ``redactor`` should know the entry texts of every character (its ``digests``): the digests the
     messages name are then those the bundle's own diagnosis names.
 
-    ``diag.path`` is set to the input's base name (the value is the bundle's own, made for it).
+    ``diag.path`` is set to what the bundle calls its input (:func:`manifest.input_name`).
     """
-    diag.path = os.path.basename(os.path.abspath(path).rstrip(os.sep)) or "input"
+    diag.path = input_name(path, None if redactor is None else redactor.base, folders)
     scrub = make_scrub(path, diag, redactor, folders)
     doc = _walk(diag.to_json(), scrub)
     json_bytes = output.dumps(doc)  # check's own JSON contract

@@ -7,6 +7,7 @@ import importlib.metadata
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -79,3 +80,20 @@ class Manifest:
 
 def input_base_name(path: str) -> str:
     return os.path.basename(os.path.abspath(path).rstrip(os.sep)) or "input"
+
+
+#: Input names the format defines (the server's own folder name): kept as they are.
+DEFINED_INPUT_NAMES = frozenset({"memory", "input"})
+
+
+def input_name(path: str, keyed_by: Any = None, folders: Mapping[str, str] | None = None) -> str:
+    """What the bundle calls its input (the manifest's ``input``, ``check``'s PATH): a character
+    folder given as PATH is its folder in the bundle; when redacted, any other name a person gave
+    (a memory root's folder name is text too) is ``input-<8 hex of its keyed tag>``, as character
+    folders are keyed; names the format defines stay."""
+    base = input_base_name(path)
+    if folders is not None and base in folders:
+        return folders[base]
+    if keyed_by is None or base in DEFINED_INPUT_NAMES:
+        return base
+    return f"input-{keyed_by.tag(base)}"

@@ -24,7 +24,7 @@ from inspector.core.bundle.chat import chat_db_bytes
 from inspector.core.bundle.checkdoc import check_documents, make_scrub
 from inspector.core.bundle.facts import bundle_facts, character_facts, zip_level_findings
 from inspector.core.bundle.journal import redact_journal
-from inspector.core.bundle.manifest import Manifest, MemberRecord, input_base_name
+from inspector.core.bundle.manifest import Manifest, MemberRecord, input_base_name, input_name
 from inspector.core.bundle.members import FolderPlan, Omitted, Planned, plan_folder, safe_file_name, safe_folder_name
 from inspector.core.bundle.redact import BundleRedactor, dumps_json
 from inspector.core.redaction import Redactor, damaged_token
@@ -292,7 +292,7 @@ def write_bundle(
                     # Last: the digests its messages name map through every character's texts.
                     names = {name: folder for name, folder, _p, _w in plans}
                     scrub = make_scrub(given, diag, check_redactor, names if redact else None)
-                    manifest.input = scrub(manifest.input)  # a character folder's name is its name
+                    manifest.input = input_name(given, base if redact else None, names if redact else None)
                     zip_level = zip_level_findings(diag)
                     per: dict[str, dict[str, Any]] = {}
                     for folder, (c, plan, redactor, unreadable) in kept.items():

@@ -18,6 +18,8 @@ from journal.fixtures.cases.archive import HOSTILE_BASENAME
 from tests.inspector.bundle.conftest import diagnose, forms, manifest_of, members, same_verdicts, secrets_of
 
 NAME = "Jane Doe's diary"
+#: The memory root's own folder name: a name a person gave, so text too.
+ROOT_NAME = "Janes memories"
 HIDDEN = [NAME, "LettersToJane", "Jane's drink", "Jane's notes key", "Jane's payload key", "evt with spaces",
           "participant:jane"]  # fmt: skip
 
@@ -30,7 +32,7 @@ def _bundle(path: Path, tmp_path: Path, secret: bytes, **kw) -> Path:
 
 
 def _named_root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
+    root = tmp_path / ROOT_NAME
     path = fixtures.pending_tail(root, NAME).path
     (path / "persona_archive").mkdir(exist_ok=True)
     (path / "persona_archive" / "LettersToJane.json").write_text('[{"id": "x", "text": "Dear Jane"}]')
@@ -61,8 +63,14 @@ def test_names_keys_file_names_and_ids_never_reach_the_bundle(tmp_path, secret):
     assert set(HIDDEN) <= {h for s in hidden for h in HIDDEN if h in s}  # the proof looks for each of them
     out = _bundle(root, tmp_path, secret)
     got = members(out)
-    leaks = [(name, h) for name, data in got.items() for h in HIDDEN if h in name or any(f in data for f in forms(h))]
+    leaks = [
+        (name, h)
+        for name, data in got.items()
+        for h in [*HIDDEN, ROOT_NAME]
+        if h in name or any(f in data for f in forms(h))
+    ]
     assert leaks == []
+    assert manifest_of(out)["input"] == f"input-{Redactor(secret).tag(ROOT_NAME)}"
     folder = f"character-{Redactor(secret).tag(NAME)}"
     assert manifest_of(out)["characters"] == [{"folder": folder}]
     r = BundleRedactor(Redactor(secret))
@@ -85,7 +93,7 @@ def test_the_names_show_when_nothing_is_redacted(tmp_path, secret):
     """The proof above is not vacuous."""
     root = _named_root(tmp_path)
     got = members(_bundle(root, tmp_path, secret, redact=False))
-    assert all(any(h in name or h.encode() in data for name, data in got.items()) for h in HIDDEN)
+    assert all(any(h in name or h.encode() in data for name, data in got.items()) for h in [*HIDDEN, ROOT_NAME])
 
 
 def test_a_shard_basename_with_spaces_leads_where_it_led(tmp_path, secret):
