@@ -416,3 +416,12 @@ def test_the_commands_read_path_through_the_diagnosis_or_the_replay_target():
         path = INSPECTOR / module
         assert entry in _calls(path), module
         assert not {"listdir", "scandir", "is_zipfile", "characters_in"} & set(_calls(path)), module
+
+
+def test_table_models_live_in_models_not_widgets():
+    """A widget shows a model; the model of the rows it shows lives in ``inspector/models``."""
+    for path in _modules(ROOT / "inspector" / "widgets"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases]
+                assert not any(b.endswith("Model") for b in bases), (path.name, node.name, bases)
