@@ -28,15 +28,14 @@ from inspector.core.filtering import TimelineFilter
 from inspector.core.live import WatchStatus
 from inspector.core.loader import LoadedFolder, LoadProgress
 from inspector.core.replay.flow import default_backup_root
-from inspector.core.replay_preview import ReplayPreview, diff_as_tree
 from inspector.core.text import size_text
 from inspector.core.timeline import UNCHECKED, Row, SentinelState
-from inspector.core.vocabulary import EventInfo
 from inspector.widgets import icons
 from inspector.widgets.bookmark_actions import BookmarkActions
 from inspector.widgets.characters import CharacterList
 from inspector.widgets.chat_panel import ChatPanel
 from inspector.widgets.detail import DetailTabs
+from inspector.widgets.detail_feed import DetailFeed
 from inspector.widgets.filter_bar import FilterBar
 from inspector.widgets.find import TimelineFind
 from inspector.widgets.header_layouts import HeaderLayouts, install_column_menu
@@ -277,14 +276,11 @@ class MainWindow(QMainWindow):
         self.sentinel_bar.jump_requested.connect(self.navigation.jump_to_sentinel)
         self.ruler.row_requested.connect(self.select_position)
         self.filter_bar.filter_changed.connect(self._on_filter_changed)
-        self.source.preview_ready.connect(self._on_replay_preview)
-        self.detail.views.file_requested.connect(self._on_view_file_requested)
-        self.detail.views.entry_selected.connect(self._on_entry_selected)
+        self.feed = DetailFeed(self.detail, self.history_panel, self.chat_panel, self.context, self.selected_row, self)
         self.detail.views.provenance_activated.connect(self.select_ref)
         self.detail.findings.finding_activated.connect(self.navigation.activate_finding)
         self.detail.event_detail.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
         self.server_panel.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
-        self.detail.currentChanged.connect(self._on_tab_changed)
         h, panel = self.context.history, self.history_panel
         # A long history build shows its progress with Cancel in the status bar (issue 27 item 10).
         self.history_job = JobIndicator()
@@ -293,16 +289,7 @@ class MainWindow(QMainWindow):
         h.building.connect(lambda on: self.history_job.start(HISTORY_BUILDING) if on else self.history_job.hide())
         h.progress.connect(self.history_job.set_progress)
         self.history_job.cancel_button.clicked.connect(h.cancel)
-        h.history_ready.connect(self._on_history_ready)
-        h.history_failed.connect(lambda _req, message: panel.set_message(message))
-        h.history_cleared.connect(panel.set_message)
         panel.event_activated.connect(self.select_ref)  # an event's index is its timeline ref
-        chat = self.context.chat
-        chat.chat_ready.connect(self.chat_panel.set_read)
-        chat.chat_failed.connect(lambda _req, message: self.chat_panel.set_message(message))
-        chat.chat_cleared.connect(self.chat_panel.set_message)
-        chat.available.connect(lambda on: self.detail.setTabVisible(self.detail.indexOf(self.chat_panel), on))
-        self.detail.setTabVisible(self.detail.indexOf(self.chat_panel), False)
         self.support_actions.activated_a.connect(self.select_ref)  # an event of A, in the compare panel
 
     # -- opening ----------------------------------------------------------------------------------------
@@ -662,83 +649,7 @@ class MainWindow(QMainWindow):
             self._show_ref(self.session.timeline_model.ref_at(current.row()))
 
     def _show_ref(self, ref: int, refresh_views: bool = True) -> None:
-        tl = self.session.shown_timeline()
-        if tl is None:
-            return
-        row = tl.row(ref)
-        record, raw = self.source.record_of(row)
-        server = "" if tl.provisional else tl.server_note(ref)
-        self.detail.event_detail.show_row(row, record, raw, tl.state(ref), server=server)
-        if not isinstance(row, EventInfo) or tl.provisional:
-            self.detail.views.set_preview(None, "")
-            return
-        if refresh_views:
-            self._show_touched_entry(row, record)
-        self._request_replay_preview(row)
-        self._request_history(row, record)
-
-    def _show_touched_entry(self, row: EventInfo, record: Any) -> None:
-        views = self.detail.views
-        if row.entry is None:
-            views.set_provenance(None)
-            return
-        touched = self.source.touched_entry(row, record)
-        if touched is not None and touched.path is not None:
-            views.show_file(touched.loaded, select=touched.path)
-        elif touched is not None:
-            views.show_file(touched.loaded)
-            views.error.setText(touched.missing)
-            views.error.show()
-        self._show_provenance(row.entry)
-
-    def _on_view_file_requested(self, rel: str) -> None:
-        self.detail.views.show_file(self.source.load_view_file(rel))
-
-    def _on_entry_selected(self, entry: str) -> None:
-        self._show_provenance(entry)
-
-    def _show_provenance(self, entry: str) -> None:
-        found = self.source.provenance(entry)
-        if found is not None:
-            self.detail.views.set_provenance(found.entry, found.timeline, found.refs, found.summaries)
-
-    # -- replay preview ------------------------------------------------------------------------------------
-
-    def _on_tab_changed(self, _index: int) -> None:
-        row = self.selected_row()
-        if isinstance(row, EventInfo) and not self.session.timeline_model.timeline.provisional:  # type: ignore[union-attr]
-            self._request_replay_preview(row)
-            self._request_history(row, None)
-
-    def _on_history_ready(self, request: Any, history: Any, arrays: Any) -> None:
-        self.history_panel.set_history(history, arrays)
-        self.history_panel.show_event(request.event_index)
-
-    def _request_history(self, row: EventInfo, record: Any) -> None:
-        """The entry's history, built only while the History tab is looked at (it reads the journal)."""
-        if self.detail.currentWidget() is self.history_panel:
-            self.context.history.request_event(row, record.get("payload") if isinstance(record, dict) else None)
-        if self.detail.currentWidget() is self.chat_panel:  # read only while the Chat tab is looked at
-            self.context.chat.request_event(row)
-
-    def _request_replay_preview(self, row: EventInfo) -> None:
-        views = self.detail.views
-        if not self.source.previewable(row):
-            views.set_preview(None, "")
-            return
-        if self.detail.currentWidget() is not views:
-            return  # a dry run copies the folder: only run it when the Views tab is looked at
-        views.set_preview(None, "computing…")
-        self.source.request_preview(row)
-
-    def _on_replay_preview(self, row: EventInfo, preview: ReplayPreview | None, error: str) -> None:
-        selected = self.selected_row()
-        if not isinstance(selected, EventInfo) or selected.event_id != row.event_id:
-            return
-        if preview is None:
-            self.detail.views.set_preview(None, f"the dry run failed: {error}")
-        else:
-            self.detail.views.set_preview(diff_as_tree(preview.diff, row.entry), preview.summary)
+        self.feed.show_ref(ref, refresh_views)
 
     # -- toggles ------------------------------------------------------------------------------------------
 
