@@ -269,6 +269,13 @@ class TimelineView(QTableView):
         others = sum(floors[c] for c in shrinkable if c != COL_STATE)
         if COL_STATE in shrinkable and others + natural[COL_STATE] <= room:
             floors[COL_STATE] = max(floors[COL_STATE], natural[COL_STATE])
+        # Then Type keeps its whole text while Entry gives way to its floor (an id elides in the
+        # middle well, a type does not) and Summary to 12 characters: shrunk by one factor with
+        # Entry, Type was cut at 1300 px though Entry's floor left it the room (issue 27).
+        others = sum(floors[c] for c in shrinkable if c != COL_TYPE)
+        least = reserve - (fm.horizontalAdvance("x" * 8) if not header.isSectionHidden(COL_SUMMARY) else 0)
+        if COL_TYPE in shrinkable and others + natural[COL_TYPE] <= room - least:
+            floors[COL_TYPE] = max(floors[COL_TYPE], natural[COL_TYPE])
         room = max(room - reserve, min(room, sum(floors[c] for c in shrinkable)))
         widths = fit_widths({c: natural[c] for c in shrinkable}, floors, room)
         self._fitting = True
