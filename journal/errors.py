@@ -42,3 +42,28 @@ class SentinelConflictError(JournalError):
 class UnappliedTailError(JournalError):
     """Events after the sentinel are not applied yet, and the operation would discard them
     (compaction); replay them first."""
+
+
+# -- what a PATH given to the inspector cannot be (journal.inputs, the diagnosis) ---------------
+
+
+class DiagnosisInputError(JournalError):
+    """PATH cannot be diagnosed at all (the CLI exits 2 with this message)."""
+
+
+class UnreadableInputError(DiagnosisInputError):
+    """PATH does not exist, cannot be listed, is not a folder or a zip, or the zip is refused."""
+
+
+class UnknownCharacterError(DiagnosisInputError, LookupError):
+    """``--character NAME`` names no character of PATH."""
+
+
+class SeveralCharactersError(DiagnosisInputError):
+    """PATH holds several characters where a command reads one, and no ``--character`` names it."""
+
+    @classmethod
+    def of(cls, path: str, names: list[str]) -> SeveralCharactersError:
+        """The one refusal, naming the first five characters."""
+        listed = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+        return cls(f"{path} holds {len(names):,} characters ({listed}): name one with --character")

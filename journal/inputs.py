@@ -3,8 +3,9 @@ one character folder, a zip export of either (extracted safely), a cloud-save la
 the character folders of a memory root (memory-format §1.2, §6.1). Every command, the window's
 loader and the re-diagnosis read PATH through :func:`resolve`.
 
-Findings about refused input (zip members, links) are made here, so this module uses the
-diagnosis's :class:`~journal.diagnosis.values.Finding` value.
+Findings about refused input (zip members, links) are made here, as :class:`journal.finding.Finding`
+values; a support bundle's recorded facts of its original are read here (:mod:`journal.recorded`).
+This module sits below the :mod:`journal.diagnosis` package, which reads PATH through it.
 """
 
 from __future__ import annotations
@@ -12,18 +13,21 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 import tempfile
+import weakref
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from journal import fs
-from journal.diagnosis.recorded import Recorded, read_recorded, remake_refused
-from journal.diagnosis.values import Finding, TempRoot, UnknownCharacterError, UnreadableInputError
+from journal.errors import UnknownCharacterError, UnreadableInputError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.finding import Finding
 from journal.outbox import OUTBOX_NAME
+from journal.recorded import Recorded, read_recorded, remake_refused
 from journal.serverrules import find_characters_file
 
 if TYPE_CHECKING:
@@ -74,6 +78,17 @@ MANAGED_MEMORY_FILENAMES = frozenset(
         "time_indexed.db",
     }
 )
+
+
+class TempRoot:
+    """Owns a private temp folder; removes it when closed or garbage-collected."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._finalizer = weakref.finalize(self, shutil.rmtree, path, True)
+
+    def close(self) -> None:
+        self._finalizer()
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,7 +385,7 @@ class ResolvedInput:
         refused: ``input.refused`` findings about the input as a whole (zip members not extracted,
             and those a support bundle's manifest records of its original).
         zip_path: the zip export, when PATH is one.
-        recorded: a support bundle's facts of its original (:mod:`journal.diagnosis.recorded`),
+        recorded: a support bundle's facts of its original (:mod:`journal.recorded`),
             when PATH is a bundle.
         cloud: the cloud-save layout PATH is (:class:`journal.cloudsave.layout.CloudInput`: a
             cloud-save root, a unit, a legacy folder or a download backup), or ``None``.

@@ -37,7 +37,7 @@ from typing import Any
 
 from journal import fs
 from journal.codec import loads_exact
-from journal.diagnosis.values import Finding
+from journal.finding import Finding
 from journal.serverpersona import SETTINGS_NAME, PersonaEnsurePrediction
 from journal.serverrules import CharacterList
 from journal.views import PERSONA

@@ -1,6 +1,6 @@
 """What a person can do about a finding, in the words of the surface they read it on.
 
-The diagnosis names the action (:class:`journal.diagnosis.values.Advice`); this module is the one
+The diagnosis names the action (:class:`journal.finding.Advice`); this module is the one
 home of its words: on the command line, the ``memory-inspector replay`` flags; in the window, the
 action and the Replay dialog's scope, each with its shortcut. The window's action and the dialog's
 radio buttons take their shortcut and label from here, so the advice cannot name a key that does
@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from typing import Literal
 
-from journal.diagnosis.values import Advice, Finding
+from journal.finding import Advice, Finding
 
 #: Where a text is shown: ``cli`` (``check``'s text, the findings export) or ``window``.
 Surface = Literal["cli", "window"]

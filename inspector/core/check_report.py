@@ -14,7 +14,8 @@ from inspector.core.cloud_report import KINDS as CLOUD_KINDS
 from inspector.core.server_start_text import for_character
 from inspector.core.text import count, one_line, size_text
 from journal.diagnosis import CharacterDiagnosis, Diagnosis, EventList, Finding
-from journal.diagnosis.values import SEVERITIES, is_server_start_finding
+from journal.diagnosis.values import is_server_start_finding
+from journal.finding import SEVERITIES
 
 PROG = "memory-inspector check"
 

@@ -19,7 +19,9 @@ from inspector.core.text import count, one_line
 from journal.cloudsave import DownloadPreview, OpenedCloud, UnitCheck, open_cloud, preview_download, verify_input
 from journal.cloudsave.meta import meta_summary
 from journal.diagnosis.path import NOT_A_MEMORY_FOLDER
-from journal.diagnosis.values import DiagnosisInputError, Finding, health_of
+from journal.diagnosis.values import health_of
+from journal.errors import DiagnosisInputError
+from journal.finding import Finding
 
 SCHEMA = 1
 KINDS = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from inspector.core.advice import Surface, advice_text
-from journal.diagnosis.values import Advice
+from journal.finding import Advice
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,15 +19,14 @@ from typing import Any
 
 from inspector.core.advice import Surface, advice_text, finding_text
 from journal.diagnosis.values import (
-    SEVERITIES,
     CharacterDiagnosis,
     EntryChange,
-    Finding,
     ServerStart,
     health_of,
     is_server_start_finding,
     is_shown,
 )
+from journal.finding import SEVERITIES, Finding
 
 #: The renderer's title: the actor, and why it comes first.
 TITLE = "Memory server's next start"

@@ -10,7 +10,6 @@ from __future__ import annotations
 from journal.diagnosis import EventInfo, Finding, OutboxOp
 from journal.diagnosis.values import (
     HEALTH_LEVELS,
-    SEVERITIES,
     EntryChange,
     ServerStart,
     health_of,
@@ -18,6 +17,7 @@ from journal.diagnosis.values import (
     is_shown,
 )
 from journal.events import JOURNAL_NAME
+from journal.finding import SEVERITIES
 from journal.history import UNKNOWN, EntryHistory, EntryKey, Point
 from journal.outbox import OUTBOX_NAME
 

@@ -23,7 +23,8 @@ from journal.cloudsave.layout import managed_files
 from journal.cloudsave.meta import CHARACTERS_KEY, read_json
 from journal.cloudsave.verify import FileHash, UnitCheck, hash_memory
 from journal.diagnosis.character import diagnose_character
-from journal.diagnosis.values import CharacterDiagnosis, Finding
+from journal.diagnosis.values import CharacterDiagnosis
+from journal.finding import Finding
 from journal.serverrules import CharacterList, read_characters
 
 #: What §3.3 says the memory server does until its process restarts.

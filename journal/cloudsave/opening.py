@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from journal.cloudsave.layout import CloudInput
-from journal.diagnosis.values import Finding, TempRoot, UnreadableInputError
-from journal.inputs import NoCharacterError, resolve
+from journal.errors import UnreadableInputError
+from journal.finding import Finding
+from journal.inputs import NoCharacterError, TempRoot, resolve
 
 
 class NotCloudSaveError(UnreadableInputError):

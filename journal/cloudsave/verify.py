@@ -20,7 +20,7 @@ from journal.cloudsave.canonical import manifest_fingerprint, payload_fingerprin
 from journal.cloudsave.dbhash import DB_NAME, file_sha256, is_shadowed, shadow_sha256
 from journal.cloudsave.layout import CloudInput, CloudUnit, managed_files
 from journal.cloudsave.meta import META_FIELDS, JsonRead, UnitFiles, read_json, read_unit_files
-from journal.diagnosis.values import Finding
+from journal.finding import Finding
 from journal.fs import is_leftover_temp
 
 #: The folders of a cloud-save root its manifest covers (§1.2).

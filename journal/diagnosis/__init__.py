@@ -37,19 +37,9 @@ from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.folder import ProjectionStore
 from journal.diagnosis.path import diagnose_path
 from journal.diagnosis.states import BLOCK_REASONS, EVENT_STATES, ORPHAN_REASONS, SUSPECT_REASONS, EventInfo
-from journal.diagnosis.values import (
-    FINDING_CODES,
-    MAX_FINDINGS_PER_CODE,
-    SEVERITIES,
-    CharacterDiagnosis,
-    Diagnosis,
-    DiagnosisInputError,
-    Finding,
-    JournalStats,
-    ServerStatus,
-    UnknownCharacterError,
-    UnreadableInputError,
-)
+from journal.diagnosis.values import MAX_FINDINGS_PER_CODE, CharacterDiagnosis, Diagnosis, JournalStats, ServerStatus
+from journal.errors import DiagnosisInputError, UnknownCharacterError, UnreadableInputError
+from journal.finding import FINDING_CODES, SEVERITIES, Finding
 from journal.inputs import CHARACTER_MARKERS, MANAGED_MEMORY_FILENAMES, ZipLimits, extract_zip
 from journal.outbox import OutboxOp
 from journal.sentinel import SentinelInfo

@@ -12,12 +12,12 @@ from journal.diagnosis import checks, pending
 from journal.diagnosis.checks import Character
 from journal.diagnosis.findings import Findings
 from journal.diagnosis.folder import Folder, probe_path
-from journal.diagnosis.recorded import RecordedCharacter
 from journal.diagnosis.scan import JournalScan, scan_journal
 from journal.diagnosis.server import check_server_start, predict_server_start
 from journal.diagnosis.values import CharacterDiagnosis, ServerStatus
 from journal.events import JOURNAL_NAME
 from journal.handlers import HandlerRegistry, default_registry
+from journal.recorded import RecordedCharacter
 from journal.runtime import check_launcher_lock
 from journal.serverrules import CharacterList
 
@@ -67,7 +67,7 @@ def diagnose_character(
             not changed since (same file, size and modification time); nothing else is taken
             from that diagnosis (its event states are given afresh).
         recorded: what a support bundle's manifest records of this folder's original
-            (:mod:`journal.diagnosis.recorded`), for a folder of a bundle.
+            (:mod:`journal.recorded`), for a folder of a bundle.
     """
     cd = Path(char_dir)
     c = Character(

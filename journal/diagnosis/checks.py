@@ -20,7 +20,6 @@ from journal.compaction import compaction_reason, first_line_ts
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.findings import DEFECT_FINDINGS, Findings, defect_message
 from journal.diagnosis.folder import Folder, ProjectionStore, probe_path
-from journal.diagnosis.recorded import RecordedCharacter
 from journal.diagnosis.values import ArchiveOrphan, CharacterDiagnosis, ServerStatus, is_shown
 from journal.errors import ViewDriftError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
@@ -39,6 +38,7 @@ from journal.inputs import MANAGED_MEMORY_FILENAMES
 from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, OUTBOX_NAME, OutboxOp, OutboxRead, parse_outbox
 from journal.park import PARKED_NAME, ParkedRead, is_parked, read_parked
 from journal.reader import Defect, events_at
+from journal.recorded import RecordedCharacter
 from journal.sentinel import locate_sentinel
 from journal.serverrules import CharacterList
 from journal.shards import is_shard_name

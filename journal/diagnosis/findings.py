@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from journal.diagnosis.values import FINDING_CODES, MAX_FINDINGS_PER_CODE, SEVERITIES, Advice, Finding, worst
+from journal.diagnosis.values import MAX_FINDINGS_PER_CODE, worst
+from journal.finding import FINDING_CODES, SEVERITIES, Advice, Finding
 from journal.reader import Defect
 
 _CODE_RANK = {code: i for i, code in enumerate(FINDING_CODES)}

@@ -20,10 +20,10 @@ from journal.diagnosis.checks import PARKED_MESSAGE, Character
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.folder import Folder, ProjectionStore
 from journal.diagnosis.scan import JournalScan
-from journal.diagnosis.values import Advice
 from journal.engine import Decision, TailDecisions, TailPass, decide_tail, handler_apply
 from journal.errors import ViewDriftError
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
+from journal.finding import Advice
 from journal.handlers import HandlerRegistry, run_handler
 from journal.holds import Entry
 from journal.park import ParkedRead

@@ -20,13 +20,14 @@ from typing import Any
 from journal.codec import same_json
 from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
-from journal.diagnosis.recorded import recorded_ensure
 from journal.diagnosis.server_after import predict_after_reconcile
-from journal.diagnosis.values import Advice, EntryChange, ServerStart, ServerStop
+from journal.diagnosis.values import EntryChange, ServerStart, ServerStop
 from journal.engine import Apply, TailPass, decide_tail
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Event
+from journal.finding import Advice
 from journal.handlers import archive_target, try_apply
 from journal.reader import events_at, iter_journal_from
+from journal.recorded import recorded_ensure
 from journal.repair import undecodable_fragments
 from journal.sentinel import SentinelInfo
 from journal.serverpersona import persona_ensure_at

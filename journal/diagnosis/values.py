@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
-import weakref
 from collections.abc import Iterable, Iterator, MutableSequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from journal.diagnosis.eventlist import EventList
 from journal.diagnosis.states import EVENT_STATES, EventInfo
-from journal.errors import JournalError
+from journal.errors import SeveralCharactersError
+from journal.finding import SEVERITIES, Advice, Finding
 from journal.outbox import OutboxOp
 from journal.reader import is_damaged_line
 from journal.runtime import LauncherLock
@@ -19,157 +18,13 @@ from journal.serverrules import SentinelAfter
 
 if TYPE_CHECKING:
     from journal.engine import TailDecisions
+    from journal.inputs import TempRoot
     from journal.servermigrations import ArchiveMigration
     from journal.serverpersona import PersonaEnsurePrediction
     from journal.serverrules import Undecodable
 
-SEVERITIES = ("info", "warning", "error")
-
-#: The closed set of finding codes (documented in the README). The last one, ``input.refused``,
-#: is the issue's "refused with a finding" for unsafe input: zip members that would land outside
-#: the extraction folder or are links, symbolic links pointing outside the memory root, files that
-#: are not regular files. None of the other codes describes those.
-FINDING_CODES = (
-    "journal.absent",
-    "sentinel.missing",
-    "sentinel.malformed",
-    "sentinel.unknown_id",
-    "tail.pending",
-    "replay.blocked",
-    "event.orphaned",
-    "event.suspect",
-    "line.malformed",
-    "line.torn_tail",
-    "line.glued",
-    "line.invalid_utf8",
-    "event.duplicate_id",
-    "event.unknown_type",
-    "view.corrupt",
-    "view.drift",
-    "shard.corrupt",
-    "shard.bad_name",
-    "shard.missing_entry",
-    "outbox.pending",
-    "outbox.dead_letter",
-    "tempfile.leftover",
-    "compaction.due",
-    "server.running",
-    "input.refused",
-    # issue 13: what the memory server's next start does (journal.diagnosis.server), and the wedge
-    "server.persona_replaced",
-    "server.sentinel_unseen",
-    "server.full_replay",
-    "server.replay_stops",
-    "server.shard_passed",
-    "server.writes_outside",
-    "server.duplicate_replayed",
-    "server.next_append_glued",
-    "server.not_reconciled",
-    "server.characters_file",
-    "server.journal_undecodable",
-    "server.sentinel_undecodable",
-    "server.reader_differs",
-    "server.migration_orphans",
-    "replay.held",
-    "view.moved_on",
-    # issue 26: cloud-save units (journal.cloudsave), a download's effect, and views a download replaced
-    "view.replaced",
-    "cloud.unreadable",
-    "cloud.not_regular",
-    "cloud.fingerprint_differs",
-    "cloud.manifest_differs",
-    "cloud.manifest_missing",
-    "cloud.manifest_extra",
-    "cloud.layouts_differ",
-    "cloud.tombstoned",
-    "cloud.write_fenced",
-    "download.deletes",
-    "download.deletes_chat",
-)
-
 #: At most this many findings of one code per character; the rest are summed up in one more.
 MAX_FINDINGS_PER_CODE = 100
-
-
-# -- errors ------------------------------------------------------------------------------------
-
-
-class DiagnosisInputError(JournalError):
-    """PATH cannot be diagnosed at all (the CLI exits 2 with this message)."""
-
-
-class UnreadableInputError(DiagnosisInputError):
-    """PATH does not exist, cannot be listed, is not a folder or a zip, or the zip is refused."""
-
-
-class UnknownCharacterError(DiagnosisInputError, LookupError):
-    """``--character NAME`` names no character of PATH."""
-
-
-class SeveralCharactersError(DiagnosisInputError):
-    """PATH holds several characters where a command reads one, and no ``--character`` names it."""
-
-    @classmethod
-    def of(cls, path: str, names: list[str]) -> SeveralCharactersError:
-        """The one refusal, naming the first five characters."""
-        listed = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
-        return cls(f"{path} holds {len(names):,} characters ({listed}): name one with --character")
-
-
-#: What a finding or a prediction can advise a person to do, by name. Each surface words it (the
-#: command line's flags, the window's actions and their shortcuts): the diagnosis only names it.
-ADVICE_ACTIONS = ("park", "repair_journal", "repair_orphans")
-
-
-@dataclass(frozen=True, slots=True)
-class Advice:
-    """Something a person can do about a finding: a guarded replay of one scope.
-
-    Attributes:
-        action: one of :data:`ADVICE_ACTIONS`.
-        character: the character folder's name (the command line's ``--character``).
-        event_id: the event it is about (``park``: the held event).
-    """
-
-    action: str
-    character: str
-    event_id: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "character": self.character, "event_id": self.event_id}
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One diagnosis finding.
-
-    Attributes:
-        code: one of :data:`FINDING_CODES`.
-        severity: ``info`` | ``warning`` | ``error``.
-        message: one line, for people (what to do is :attr:`advice`, worded by each surface).
-        event_id: the event it is about, if any.
-        file: the file it is about, relative to the character folder (or the input root), if any.
-        line: 1-based journal line, for line defects.
-        advice: what a person can do about it, if there is one thing to do.
-    """
-
-    code: str
-    severity: str
-    message: str
-    event_id: str | None = None
-    file: str | None = None
-    line: int | None = None
-    advice: Advice | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "event_id": self.event_id,
-            "file": self.file,
-            "advice": None if self.advice is None else self.advice.to_json(),
-        }
 
 
 def is_server_start_finding(finding: Finding) -> bool:
@@ -606,17 +461,6 @@ def worst(severities: Iterable[str]) -> str:
     for s in severities:
         rank = max(rank, SEVERITIES.index(s))
     return SEVERITIES[rank]
-
-
-class TempRoot:
-    """Owns a private temp folder; removes it when closed or garbage-collected."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._finalizer = weakref.finalize(self, shutil.rmtree, path, True)
-
-    def close(self) -> None:
-        self._finalizer()
 
 
 @dataclass(slots=True)

@@ -22,8 +22,9 @@ import pytest
 from journal import fixtures as folders
 from journal import fs
 from journal.diagnosis import Diagnosis, UnreadableInputError, diagnose_path
-from journal.diagnosis.values import CharacterDiagnosis, Finding
+from journal.diagnosis.values import CharacterDiagnosis
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event
+from journal.finding import Finding
 from journal.fixtures import FIXTURE_NOW, PERSONA_ENTRY, REFLECTION_IDS, Deterministic, Writer
 from journal.fs import is_leftover_temp, is_temp_name
 from journal.serverrules import read_characters

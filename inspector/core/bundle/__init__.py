@@ -5,7 +5,7 @@ One module per step: :mod:`~inspector.core.bundle.rules` (what is kept, per file
 journal, line by line), :mod:`~inspector.core.bundle.members` (which files, under which names),
 :mod:`~inspector.core.bundle.checkdoc` (``check.json`` / ``check.txt`` of the original),
 :mod:`~inspector.core.bundle.facts` (what the original's diagnosis used that the bundle cannot
-hold, for the bundle's own check: :mod:`journal.diagnosis.recorded`),
+hold, for the bundle's own check: :mod:`journal.recorded`),
 :mod:`~inspector.core.bundle.manifest`, :mod:`~inspector.core.bundle.write` (the atomic zip), and
 :mod:`~inspector.core.bundle.secret` (the sender's key). Qt-free: the window and the command line
 call :func:`write_bundle`.

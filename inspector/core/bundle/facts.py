@@ -1,6 +1,6 @@
 """The manifest's ``facts``: what the original's diagnosis used that the bundle cannot hold (the
 server's ``characters.json``, refused and unreadable input, persona ensure's decision), in the
-format :mod:`journal.diagnosis.recorded` defines and the bundle's own diagnosis reads back, so
+format :mod:`journal.recorded` defines and the bundle's own diagnosis reads back, so
 that its verdicts are the original's."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from inspector.core.bundle import rules as R
 from inspector.core.bundle.members import inner_links
 from inspector.core.bundle.redact import BundleRedactor
 from journal.diagnosis import CharacterDiagnosis, Diagnosis
-from journal.diagnosis.recorded import (
+from journal.events import JOURNAL_NAME
+from journal.recorded import (
     FACTS_SCHEMA,
     characters_json,
     ensure_json,
     refusal_kind,
 )
-from journal.events import JOURNAL_NAME
 from journal.serverpersona import SETTINGS_NAME
 from journal.serverrules import CharacterList, read_characters
 from journal.views import PERSONA
@@ -52,7 +52,7 @@ def character_facts(
     scrub: Callable[[str], str],
     unreadable: Mapping[str, str],
 ) -> dict[str, Any]:
-    """The facts of one character (see :mod:`journal.diagnosis.recorded`).
+    """The facts of one character (see :mod:`journal.recorded`).
 
     Args:
         c: its diagnosis.

@@ -47,7 +47,7 @@ class Manifest:
         files: every other member's name, size and SHA-256, in the order written.
         omitted: ``{"character", "what", "reason"}`` for what was left out.
         facts: what the original's diagnosis used that the bundle does not hold, for the bundle's
-            own diagnosis (:mod:`journal.diagnosis.recorded`).
+            own diagnosis (:mod:`journal.recorded`).
     """
 
     input: str

@@ -13,7 +13,8 @@ from inspector.core.check_report import write_human
 from inspector.core.server_start_text import CHANGES_SHOWN, ServerLine, describe_server_start, for_character
 from inspector.core.text import one_line
 from journal.diagnosis import diagnose_character, diagnose_path
-from journal.diagnosis.values import ADVICE_ACTIONS, Advice, EntryChange, Finding, ServerStart
+from journal.diagnosis.values import EntryChange, ServerStart
+from journal.finding import ADVICE_ACTIONS, Advice, Finding
 from journal.fixtures import CASES
 
 #: The labels of the lines whose words depend on the surface.

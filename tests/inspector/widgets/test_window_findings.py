@@ -15,7 +15,7 @@ from inspector.core.advice import finding_text
 from inspector.models.tables import ROW_ROLE
 from journal import fixtures as folders
 from journal.diagnosis import diagnose_path
-from journal.diagnosis.values import SEVERITIES
+from journal.finding import SEVERITIES
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     inspector_window,
     make_inspector_window,
@@ -90,5 +90,5 @@ def test_the_whole_message_is_on_hover_and_in_the_box_below_and_copyable(qtbot, 
     QGuiApplication.clipboard().clear()
     panel.copy_button.click()
     assert QGuiApplication.clipboard().text() == text
-    window.redact_action.trigger()  # the box follows redaction as the table does
+    window.window_actions.redact_action.trigger()  # the box follows redaction as the table does
     assert model.redact and panel.full.toPlainText() == model.full_text(finding)
