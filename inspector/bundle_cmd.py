@@ -18,7 +18,7 @@ from inspector.core.text import one_line
 from journal.diagnosis import DiagnosisInputError
 
 if TYPE_CHECKING:
-    from inspector.widgets.main_window import MainWindow
+    from PySide6.QtGui import QPixmap
 
 PROG = "memory-inspector bundle"
 
@@ -173,7 +173,14 @@ def render_screenshots(path: str, *, character: str | None = None, redact: bool 
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # read when the application is made, below
     from PySide6.QtCore import qInstallMessageHandler
 
-    from inspector.app import build_window, make_application, show_telling_row, wait_loaded, without_platform_noise
+    from inspector.app import (
+        build_window,
+        make_application,
+        render,
+        show_telling_row,
+        wait_loaded,
+        without_platform_noise,
+    )
     from inspector.core.location import LocationError, resolve_location
     from inspector.core.prompter import HeadlessPrompter
 
@@ -198,7 +205,7 @@ def render_screenshots(path: str, *, character: str | None = None, redact: bool 
             for name in names:
                 window.statusBar().clearMessage()  # the previous character's "No problems…" is not this one's
                 show_telling_row(window, name)
-                shots[name] = _grab_png(window)
+                shots[name] = _grab_png(render(window))
         finally:
             window.close()
             window.deleteLater()
@@ -206,16 +213,14 @@ def render_screenshots(path: str, *, character: str | None = None, redact: bool 
     return shots
 
 
-def _grab_png(window: MainWindow) -> bytes:
-    """The window rendered as PNG bytes (after the pending paints)."""
+def _grab_png(shot: QPixmap) -> bytes:
+    """The window's rendering (:func:`inspector.app.render`) as PNG bytes."""
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-
-    from inspector.app import render
 
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not render(window).save(buffer, "PNG"):
+    if not shot.save(buffer, "PNG"):
         raise ScreenshotError("the window could not be rendered as PNG")
     buffer.close()
     return bytes(data.data())
