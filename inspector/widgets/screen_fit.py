@@ -127,17 +127,29 @@ class OwnMinimum(QWidget):
 
 
 class ElidingLabel(QLabel):
-    """A one-line plain-text label that shrinks: cut at the end with "…" when it has less room
-    than its text, the whole text then on hover (the status bar's fields: they ran into each other
-    at 900 px, issue 27 item 4). Its size hint is its whole text; its minimum, :attr:`min_chars`."""
+    """A one-line plain-text label that shrinks: cut with "…" when it has less room than its text
+    (at the end, or where ``mode`` says), the whole text then on hover (the status bar's fields ran
+    into each other at 900 px, issue 27 item 4; the sentinel bar's ids are cut in the middle, since
+    they differ at both ends). Its size hint is its whole text; its minimum, :attr:`min_chars`.
+
+    Args:
+        text: the whole text.
+        mode: where the text is cut when it does not fit.
+    """
 
     #: How many characters the label keeps at least.
     min_chars = 8
 
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        text: str = "",
+        parent: QWidget | None = None,
+        mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight,
+    ) -> None:
         super().__init__(text, parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.mode = mode
         self._tip = ""
 
     def minimumSizeHint(self) -> QSize:
@@ -151,9 +163,9 @@ class ElidingLabel(QLabel):
         super().setToolTip(tip)
 
     def shown_text(self) -> str:
-        """The text as painted: whole, or cut at the end to the label's width."""
+        """The text as painted: whole, or cut (where :attr:`mode` says) to the label's width."""
         room = self.contentsRect().width()
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, room)
+        return self.fontMetrics().elidedText(self.text(), self.mode, room)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Override: the whole text on hover while it is cut."""
@@ -171,7 +183,7 @@ class ElidingLabel(QLabel):
         self._update_tip()
 
     def paintEvent(self, _event: QPaintEvent) -> None:
-        """Override: paint the text cut at the end to the room there is."""
+        """Override: paint the text cut to the room there is."""
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(self.contentsRect(), int(self.alignment()) | Qt.TextFlag.TextSingleLine, self.shown_text())

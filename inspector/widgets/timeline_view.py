@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
     QGridLayout,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
@@ -37,6 +36,7 @@ from inspector.models.timeline_model import (
 )
 from inspector.widgets import icons
 from inspector.widgets.cell_marks import TimelineCellMarks
+from inspector.widgets.screen_fit import ElidingLabel
 from inspector.widgets.server_start import server_color
 
 #: Thickness of the sentinel line, in pixels.
@@ -620,46 +620,103 @@ class SentinelBar(QFrame):
         super().__init__(parent)
         self.setObjectName("SentinelBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 3, 4, 3)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(8, 3, 4, 3)
+        self._grid.setVerticalSpacing(1)
         self.icon = QLabel()
         icons.set_icon(self.icon, icons.SENTINEL, self.palette(), 16)
-        self.label = QLabel()
-        self.label.setToolTip(
+        tip = (
             "What our stricter journal library's guarded replay would do (Tools menu). It is not what the "
             "memory server's next start does: that is the panel above."
         )
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.label.setWordWrap(True)
+        # One line each, cut with "…" and whole on hover: a long entry id or entity name was clipped
+        # (a word too long to wrap), and wrapped lines took the timeline's rows in a small window
+        # (issue 27). The title is cut at its end; the facts in the middle, as ids differ at both ends;
+        # a narrow bar puts the facts on a line of their own (:meth:`resizeEvent`).
+        self.title = ElidingLabel(f"{GUARDED_TITLE}:")
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.title.min_chars = len("Guarded replay")
+        self.title.setToolTip(tip)
+        self.label = ElidingLabel(mode=Qt.TextElideMode.ElideMiddle)
+        self.label.min_chars = 12
+        self.label.setToolTip(tip)
         self.jump = QPushButton("Jump to sentinel")
         icons.set_icon(self.jump, icons.SENTINEL, self.palette())
         self.jump.setToolTip("Select the event the sentinel points at (Ctrl+J)")
         self.jump.clicked.connect(self.jump_requested)
-        layout.addWidget(self.icon)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(self.jump)
+        self.one_line: bool | None = None
+        self._arrange(True)
         self.state: SentinelState | None = None
         self.set_state(None)
 
     def set_state(self, state: SentinelState | None, position_text: str = "", stop_text: str = "") -> None:
         """Show ``state``; ``stop_text`` says where our guarded replay stops (``""``: it does not)."""
+        self._fill(state, position_text, stop_text)
+        if self.width() > 0:
+            self._arrange(self._one_line_width() <= self.width())
+
+    def _fill(self, state: SentinelState | None, position_text: str, stop_text: str) -> None:
         self.state = state
         if state is None:
-            self.label.setText(f"<b>{GUARDED_TITLE}:</b> no folder open")
+            self.label.setText("no folder open")
             self.jump.setEnabled(False)
             self._set_warning(False)
             return
-        title = f"<b>{GUARDED_TITLE}:</b> "
         banner = state.banner_text()
         if banner is not None:
-            self.label.setText(title + (f"{stop_text} · {banner}" if stop_text else banner))
+            self.label.setText(f"{stop_text} · {banner}" if stop_text else banner)
             self.jump.setEnabled(False)
             self._set_warning(True)
             return
-        stops = f"{stop_text} &nbsp;·&nbsp; " if stop_text else ""
-        self.label.setText(f"{title}sentinel at {position_text} &nbsp;·&nbsp; {stops}{state.counts_text()}")
+        stops = f"{stop_text}  ·  " if stop_text else ""
+        self.label.setText(f"sentinel at {position_text}  ·  {stops}{state.counts_text()}")
         self.jump.setEnabled(True)
         self._set_warning(False)
+
+    def plain_text(self) -> str:
+        """What the bar says, its title first, as one line of plain text."""
+        return f"{self.title.text()} {self.label.text()}"
+
+    def _arrange(self, one_line: bool) -> None:
+        """Icon, title, facts and button on one line; or the facts on a second line, under them."""
+        if one_line == self.one_line:
+            return
+        self.one_line = one_line
+        grid = self._grid
+        while grid.count():
+            grid.takeAt(0)
+        grid.addWidget(self.icon, 0, 0)
+        grid.addWidget(self.title, 0, 1)
+        if one_line:
+            grid.addWidget(self.label, 0, 2)
+            grid.addWidget(self.jump, 0, 3)
+        else:
+            grid.addWidget(self.jump, 0, 3)
+            grid.addWidget(self.label, 1, 1, 1, 3)
+        for col, stretch in enumerate((0, 0, 1, 0)):
+            grid.setColumnStretch(col, stretch)
+
+    def _one_line_width(self) -> int:
+        m = self._grid.contentsMargins()
+        parts = (self.icon, self.title, self.label, self.jump)
+        gap = self._grid.horizontalSpacing()
+        return m.left() + m.right() + sum(w.sizeHint().width() for w in parts) + gap * (len(parts) - 1)
+
+    def minimumSizeHint(self) -> QSize:
+        """Override: the two-line arrangement's width, whichever is shown (the bar never widens
+        the window)."""
+        m = self._grid.contentsMargins()
+        gap = self._grid.horizontalSpacing()
+        top = self.icon.sizeHint().width() + self.title.minimumSizeHint().width() + self.jump.sizeHint().width()
+        width = m.left() + m.right() + max(top + 2 * gap, self.label.minimumSizeHint().width())
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Override: one line when all of it fits whole, else the facts on a line of their own."""
+        super().resizeEvent(event)
+        self._arrange(self._one_line_width() <= event.size().width())
 
     @property
     def warning(self) -> bool:
@@ -684,7 +741,8 @@ class StateLegend(QWidget):
     the rows. The memory server's own marks are explained in its panel (:mod:`server_start`).
 
     A narrow window first drops the title (each chip's tooltip says whose state it is), then puts
-    the chips on two rows: the legend never sets the window's minimum width beyond three chips.
+    the chips on as few rows as fit: the legend never sets the window's minimum width beyond three
+    chips.
     """
 
     #: Chips per row when they do not fit on one.
@@ -745,10 +803,14 @@ class StateLegend(QWidget):
         chips = list(self.chips.values())
         if self._row_width(chips, True) <= width:
             self._arrange(len(chips), True)
-        elif self._row_width(chips, False) <= width:
-            self._arrange(len(chips), False)
-        else:
-            self._arrange(self.NARROW_COLUMNS, False)
+            return
+        # As many chips a row as fit (fewer rows leave the timeline more of a short window), at
+        # least :attr:`NARROW_COLUMNS`.
+        for n in range(len(chips), self.NARROW_COLUMNS, -1):
+            if all(self._row_width(chips[i : i + n], False) <= width for i in range(0, len(chips), n)):
+                self._arrange(n, False)
+                return
+        self._arrange(self.NARROW_COLUMNS, False)
 
     def apply_palette(self, palette: QPalette) -> None:
         for state, chip in self.chips.items():
