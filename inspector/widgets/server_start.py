@@ -15,15 +15,16 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QPalette, QResizeEvent, QTextOption
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QSizePolicy, QTextBrowser, QVBoxLayout, QWidget
 
 from inspector.core.redaction import redact_message
 from inspector.core.server_start_text import SUBTITLE, TITLE, ServerStartText, for_character
 from inspector.core.timeline import CharacterTimeline
 from inspector.models.colors import accent_color, blend, state_color
 from inspector.widgets import icons
+from inspector.widgets.screen_fit import ElidingLabel
 
 #: Severity → the state colour it borrows (as the Findings table colours its Severity cells).
 SEVERITY_STATE = {"error": "blocked", "warning": "suspect", "info": None}
@@ -38,6 +39,13 @@ def timeline_text(timeline: CharacterTimeline | None) -> ServerStartText | None:
 
 
 # -- the widget ---------------------------------------------------------------------------------------
+
+#: What the key to the server's marks means (its tooltip).
+MARKS_TIP = (
+    "The memory server's marks on the timeline, in their own colour: a dashed outline and a tag on the "
+    "event where its next start stops; a stripe at the left of each event it applies that our guarded "
+    "replay would not (a full replay behind our sentinel, or an event past the one where ours stops)."
+)
 
 
 #: The hue that marks the memory server's own verdicts on the timeline and in the legend.
@@ -66,25 +74,25 @@ class ServerStartPanel(QFrame):
     #: The body grows up to this many lines, then scrolls.
     MAX_LINES = 9
 
+    #: The share of its column's height the panel takes at most, its verdict whole at least: the
+    #: timeline under it keeps the rest (at 810×540 the panel took 230 px and left two rows, issue 27).
+    COLUMN_SHARE = 0.2
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ServerStartPanel")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.content: ServerStartText | None = None
+        self._column: QWidget | None = None
         self.redact = False
         self.severity = "info"
-        self.title = QLabel(f"<b>{TITLE}</b> — {SUBTITLE}")
+        # One line, cut at its end and whole on hover: wrapped, it took four lines of a narrow column.
+        self.title = ElidingLabel(f"{TITLE} — {SUBTITLE}")
         self.title.setObjectName("ServerStartTitle")
-        self.title.setWordWrap(True)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.marks = QLabel()
-        self.marks.setObjectName("ServerStartMarks")
-        self.marks.setWordWrap(True)  # a narrow window wraps it rather than widening the timeline
-        self.marks.setToolTip(
-            "The memory server's marks on the timeline, in their own colour: a dashed outline and a tag on the "
-            "event where its next start stops; a stripe at the left of each event it applies that our guarded "
-            "replay would not (a full replay behind our sentinel, or an event past the one where ours stops)."
-        )
+        bold = self.title.font()
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.title.min_chars = len(TITLE)
         self.copy_button = QPushButton("Copy")
         icons.set_icon(self.copy_button, icons.COPY, self.palette())
         self.copy_button.setToolTip("Copy what the memory server's next start does (plain text)")
@@ -106,13 +114,13 @@ class ServerStartPanel(QFrame):
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.title, 1)
-        top.addWidget(self.marks)
         top.addWidget(self.copy_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         layout.setSpacing(2)
         layout.addLayout(top)
         layout.addWidget(self.body)
+        self._watch_column()
         self.set_text(None)
 
     # -- content ----------------------------------------------------------------------------------------
@@ -175,19 +183,21 @@ class ServerStartPanel(QFrame):
             rows.append(
                 f"{para}{self._chip(ln.severity)}&nbsp; <b>{escape(ln.label)}:</b> {escape(shown(ln.text))}</p>"
             )
-        return "".join(rows)
+        return "".join(rows) + self._marks_html()
 
     # -- look -------------------------------------------------------------------------------------------
 
-    def _set_marks(self) -> None:
+    def _marks_html(self) -> str:
+        """The key to the server's marks on the timeline, in their colour, after what the panel says
+        (a line beside the title took three lines of a narrow column)."""
         color = server_color(self.palette()).name()
-        self.marks.setText(
-            f'<small>Timeline: <span style="color: {color};">■</span> server stops · '
-            f'<span style="color: {color};">▌</span> server replays, ours would not</small>'
+        return (
+            f'<p style="margin-top: 3px; margin-bottom: 0;" title="{escape(MARKS_TIP)}"><small>Timeline: '
+            f'<span style="color: {color};">■</span> server stops · '
+            f'<span style="color: {color};">▌</span> server replays, ours would not</small></p>'
         )
 
     def _set_severity(self, severity: str) -> None:
-        self._set_marks()
         self.severity = severity
         self.setProperty("severity", severity)
         palette = QPalette()
@@ -204,14 +214,47 @@ class ServerStartPanel(QFrame):
         # The style sheet gave the viewport a palette of its own: it follows its parent's no more.
         self.body.viewport().setPalette(body)
 
-    def _fit(self) -> None:
-        """Size the body to its text, up to :attr:`MAX_LINES` lines (then it scrolls)."""
+    def body_height(self) -> int:
+        """The body's height: its text's, up to :attr:`MAX_LINES` lines and the panel's share of its
+        column (:attr:`COLUMN_SHARE`), then it scrolls; never less than its first paragraph, the
+        verdict, so that it stays whole and first."""
         doc = self.body.document()
-        width = max(200, self.body.viewport().width())
-        doc.setTextWidth(width)
+        doc.setTextWidth(max(200, self.body.viewport().width()))
         line = self.body.fontMetrics().lineSpacing()
-        height = int(doc.size().height()) + 2 * self.body.frameWidth() + 2
-        self.body.setFixedHeight(max(line + 8, min(height, line * self.MAX_LINES + 8)))
+        extra = 2 * self.body.frameWidth() + 2
+        text = int(doc.size().height()) + extra
+        verdict = int(doc.documentLayout().blockBoundingRect(doc.firstBlock()).bottom()) + extra
+        most = line * self.MAX_LINES + 8
+        column = self.parentWidget()
+        if column is not None and column.height() > 0:
+            m = self.layout().contentsMargins()
+            top = max(self.title.sizeHint().height(), self.copy_button.sizeHint().height())
+            chrome = m.top() + m.bottom() + self.layout().spacing() + top + 2 * self.frameWidth()
+            most = min(most, int(column.height() * self.COLUMN_SHARE) - chrome)
+        return max(line + 8, verdict, min(text, most))
+
+    def _fit(self) -> None:
+        self.body.setFixedHeight(self.body_height())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Override: refit the body when its column's height changes (the window was resized)."""
+        if watched is self.parentWidget() and event.type() == QEvent.Type.Resize:
+            self._fit()
+        return False
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Override: follow the column the panel is put in."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ParentChange:
+            self._watch_column()
+
+    def _watch_column(self) -> None:
+        column = self.parentWidget()
+        if column is not None and column is not self._column:
+            if self._column is not None:
+                self._column.removeEventFilter(self)
+            column.installEventFilter(self)
+            self._column = column
 
     def restyle(self) -> None:
         """After a theme switch: its tint, the body's and the severity chips (issue 27 item 9)."""

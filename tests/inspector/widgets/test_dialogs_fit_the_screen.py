@@ -29,7 +29,8 @@ DIALOGS = {
 }
 
 
-def _probe(tmp_path: Path, width: int, height: int) -> list[dict]:
+def _probe(tmp_path: Path, width: int, height: int, probe: str = "_dialog_fit_probe") -> list[dict]:
+    """Run ``tests.inspector.widgets.<probe>`` on a ``width``×``height`` offscreen screen; its JSON."""
     screen = {"name": "probe", "x": 0, "y": 0, "width": width, "height": height, "logicalDpi": 96, "dpr": 1}
     config = tmp_path / "screen.json"
     config.write_text(json.dumps({"screens": [screen]}), encoding="utf-8")
@@ -42,7 +43,7 @@ def _probe(tmp_path: Path, width: int, height: int) -> list[dict]:
         NEKO_RUNTIME_STATE_DIR=str(tmp_path / "runtime"),
     )
     done = subprocess.run(
-        [sys.executable, "-m", "tests.inspector.widgets._dialog_fit_probe", str(tmp_path)],
+        [sys.executable, "-m", f"tests.inspector.widgets.{probe}", str(tmp_path)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -52,7 +52,7 @@ def _row(window, name: str):
 
 
 def _guarded_text(window) -> str:
-    return window.sentinel_bar.label.text()
+    return window.sentinel_bar.plain_text()
 
 
 def _assert_actors_apart(window) -> None:
@@ -63,7 +63,7 @@ def _assert_actors_apart(window) -> None:
     assert "Guarded replay" not in panel.splitlines()[0]
     assert "applied ·" not in panel  # our counts are not the server's
     guarded = _guarded_text(window)
-    assert guarded.startswith(f"<b>{GUARDED_TITLE}:</b> ") and "memory server" not in guarded.lower()
+    assert guarded.startswith(f"{GUARDED_TITLE}: ") and "memory server" not in guarded.lower()
     layout = window.centralWidget().widget(1).layout()
     assert layout.indexOf(window.server_panel) < layout.indexOf(window.sentinel_bar)  # the server first
 
