@@ -15,17 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Slot
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDialog,
     QDialogButtonBox,
+    QFrame,
     QGridLayout,
     QGroupBox,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
     QRadioButton,
+    QScrollArea,
+    QSizePolicy,
     QSplitter,
+    QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -70,6 +75,43 @@ def _wrapping(label: QLabel) -> QLabel:
     label.setWordWrap(True)
     label.setMinimumWidth(1)
     return label
+
+
+class _ReadingBox(QTextBrowser):
+    """Read-only text that wraps to the dialog, as tall as its text up to :attr:`MAX_LINES` lines,
+    and scrolls when the dialog has less room: a label as tall as its text was cut at the bottom
+    of a 540 px dialog, its end out of reach (issue 27)."""
+
+    #: The box asks for its text's height up to this many lines.
+    MAX_LINES = 12
+
+    #: It keeps this many lines at least (then it scrolls).
+    MIN_LINES = 3
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.setPlainText(text)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        self.document().documentLayout().documentSizeChanged.connect(lambda _size: self.updateGeometry())
+
+    def text(self) -> str:
+        """The whole text (as a label's)."""
+        return self.toPlainText()
+
+    def _lines(self, n: int) -> int:
+        return self.fontMetrics().lineSpacing() * n + 2 * self.frameWidth() + 8
+
+    def sizeHint(self) -> QSize:
+        """Override: its text's height, up to :attr:`MAX_LINES` lines."""
+        height = int(self.document().size().height()) + 2 * self.frameWidth() + 2
+        height = max(self._lines(self.MIN_LINES), min(height, self._lines(self.MAX_LINES)))
+        return QSize(super().sizeHint().width(), height)
+
+    def minimumSizeHint(self) -> QSize:
+        """Override: :attr:`MIN_LINES` lines (it scrolls to the rest)."""
+        return QSize(super().minimumSizeHint().width(), self._lines(self.MIN_LINES))
 
 
 def _with_tooltips(item: QTreeWidgetItem, char_dir: Path) -> None:
@@ -131,7 +173,8 @@ class ReplayDialog(QDialog):
     Attributes:
         events_view: the events that would apply.
         diff_view: the per-file diff (file → entry → field before/after).
-        block_label: where replay stops and why, with what a person can do (hidden when none).
+        block_label: where replay stops and why, with what a person can do (hidden when none); it
+            scrolls when the dialog is short.
         plan_heading: what the plan is: predicted, or carried out (or refused) and where the backup is.
         until_combo, park_combo: the events to replay up to, and the held events to park (their
             labels elide in the middle; the whole label is the tooltip).
@@ -262,7 +305,17 @@ class ReplayDialog(QDialog):
         plan = self.plan
         box = QGroupBox("Plan")
         self.plan_box = box
-        col = QVBoxLayout(box)
+        # Its content scrolls when the dialog is short: at 540 px the heading with the backup's
+        # path, the summary and the "blocked at" text were cut at the bottom, out of reach (issue 27).
+        content = QWidget()
+        col = QVBoxLayout(content)
+        col.setContentsMargins(0, 0, 0, 0)
+        self.plan_scroll = QScrollArea()
+        self.plan_scroll.setWidget(content)
+        self.plan_scroll.setWidgetResizable(True)
+        self.plan_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.plan_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # labels wrap
+        QVBoxLayout(box).addWidget(self.plan_scroll)
         # The heading is a label, not the box's title: a title never wraps, and a backup's path
         # in it made the dialog wider than the screen.
         self.plan_heading = _wrapping(QLabel(PLAN_TITLE))
@@ -305,11 +358,8 @@ class ReplayDialog(QDialog):
 
         blocks = [plan.block] if plan.block is not None else []
         blocks += [o.block for o in plan.unrepairable if o.block is not None]
-        self.block_label = QLabel("\n\n".join("\n".join(b.lines("window")) for b in blocks))
-        self.block_label.setWordWrap(True)
-        self.block_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.block_label = _ReadingBox("\n\n".join("\n".join(b.lines("window")) for b in blocks))
         self.block_label.setVisible(bool(blocks))
-        self.block_label.setFrameShape(QLabel.Shape.StyledPanel)
         col.addWidget(self.block_label)
 
         self.diff_view = QTreeWidget()

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtWidgets import QAbstractButton, QApplication, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QScrollArea, QTextEdit, QWidget
 
 from inspector.app import make_application
 from inspector.controllers.support import compare_with_rows
@@ -38,6 +38,33 @@ def _rect(r: QRect) -> list[int]:
     return [r.x(), r.y(), r.width(), r.height()]
 
 
+def reach(dialog: QWidget, w: QWidget) -> dict[str, object] | None:
+    """Whether a shown text of ``dialog`` can be read whole: it lies inside the dialog (or inside
+    a scroll area's content, the area inside the dialog), and a wrapped label is as tall as its
+    text, a text box shows its text whole or scrolls to it."""
+    if not w.isVisibleTo(dialog) or w.window() is not dialog:
+        return None
+    if isinstance(w, QLabel):
+        if not w.text() or (w.pixmap() is not None and not w.pixmap().isNull()):
+            return None
+        text = w.text()
+        whole = not w.wordWrap() or w.height() >= w.heightForWidth(w.width())
+    else:
+        text = w.toPlainText()
+        bar = w.verticalScrollBar()
+        whole = w.document().size().height() <= w.viewport().height() + 1 or bar.maximum() > 0
+    # In a scroll area, it is reachable where the area's content holds it, the area in the dialog.
+    area, probe = None, w.parentWidget()
+    while probe is not None and probe is not dialog and area is None:
+        area = probe if isinstance(probe, QScrollArea) else None
+        probe = probe.parentWidget()
+    holder = area.widget() if area is not None else dialog
+    inside = holder.rect().contains(QRect(w.mapTo(holder, QPoint(0, 0)), w.size()))
+    if area is not None:
+        inside = inside and dialog.rect().contains(QRect(area.mapTo(dialog, QPoint(0, 0)), area.size()))
+    return {"text": text[:60], "whole": whole, "inside": inside, "height": w.height()}
+
+
 def measure(name: str, dialog: QWidget) -> dict[str, object]:
     dialog.show()
     for _ in range(3):
@@ -53,12 +80,14 @@ def measure(name: str, dialog: QWidget) -> dict[str, object]:
         if c.isVisibleTo(dialog)
     ]
     screen = dialog.screen()
+    texts = [reach(dialog, w) for w in dialog.findChildren(QWidget) if isinstance(w, (QLabel, QTextEdit))]
     out = {
         "name": name,
         "frame": _rect(dialog.frameGeometry()),
         "available": _rect(screen.availableGeometry()),
         "buttons": buttons,
         "combos": combos,
+        "texts": [t for t in texts if t is not None],
     }
     dialog.close()
     return out

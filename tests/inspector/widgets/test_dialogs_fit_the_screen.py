@@ -1,5 +1,6 @@
-"""Every dialog fits the screen it opens on, its buttons always on it; long event labels elide in
-the middle with the whole text on hover (issue 27 item 1).
+"""Every dialog fits the screen it opens on, its buttons always on it and its texts readable whole
+(wrapped, or in a box that scrolls); long event labels elide in the middle with the whole text on
+hover (issue 27 item 1, and the Replay dialog's result page after it).
 
 Each screen size runs in a child process on Qt's offscreen platform configured to that screen
 (``offscreen:configfile=``), styled as the application is (:func:`inspector.app.make_application`):
@@ -68,6 +69,13 @@ def test_every_dialog_and_its_buttons_fit_the_screen(tmp_path, width, height):
         for text, rect in d["buttons"].items():
             assert rect[2] > 0 and rect[3] > 0, (name, text)
             assert _inside(rect, frame), (name, text, rect, frame)
+        # every text can be read whole: inside the dialog, a wrapped label as tall as its text,
+        # a text box whole or scrolling (the result page's "blocked at" box was cut at 540 px)
+        for t in d["texts"]:
+            assert t["inside"] and t["whole"], (name, t)
+    result = next(d for d in shown if d["name"] == "replay result")
+    assert any(t["text"].startswith("Blocked at event") for t in result["texts"]), result["texts"]  # a blocked run
+    assert "Close" in result["buttons"]
     # the Replay dialog's buttons are all there: the scopes, and the one that applies
     plan = next(d for d in shown if d["name"] == "replay park plan")
     for text in ("Back up and apply", "Cancel", "Pending tail", "Up to event:"):
