@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtGui import QImage
 
 from journal import fixtures as folders
+from tests.inspector.widgets.theme_grabs import sheet_names
 
 pytestmark = pytest.mark.gui
 
@@ -44,8 +45,12 @@ def _differing(a: QImage, b: QImage) -> int:
 
 def test_a_runtime_switch_to_dark_looks_like_a_start_in_dark(qapp, tmp_path):
     built = folders.legacy_type_blocked(tmp_path / "memory")
+    (built.path / "facts.json").write_text('{"facts": [', encoding="utf-8")  # the views tab's error shows
     started = _grabs("start", built.path, tmp_path / "start")
     switched = _grabs("switch", built.path, tmp_path / "switch")
     assert set(started) == set(switched) and {"characters", "server_panel", "event_tab", "toolbar"} <= set(started)
+    # every widget the style sheet names is there and grabbed (a rule naming none is a dead rule),
+    # and looks the same at a start as after a switch (a name set late kept the toolbar's rule off)
+    assert {f"named-{name}" for name in sheet_names()} <= set(started), sorted(started)
     differing = {name: _differing(started[name], switched[name]) for name in started}
     assert differing == dict.fromkeys(started, 0)
