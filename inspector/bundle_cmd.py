@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.core import output
+from inspector.core import cli_args, output
 from inspector.core.bundle import BundleError, load_or_create_secret, read_secret, secret_path, write_bundle
 from inspector.core.output import ExitCode
 from inspector.core.redaction import Redactor
@@ -35,9 +35,9 @@ def add_parser(subparsers: Any) -> None:
         epilog="exit codes: 0 written; 1 refused (CASE.zip exists, or lies inside PATH); 2 bad input; "
         "130 interrupted",
     )
-    p.add_argument("path", nargs="?", help="memory root, character folder or .zip export (only read)")
+    cli_args.add_path(p, note="only read; not needed with --guess", optional=True)
     p.add_argument("-o", "--output", metavar="CASE.zip", help="the bundle to write (never inside PATH)")
-    p.add_argument("--character", metavar="NAME", help="only this character")
+    cli_args.add_only_character(p)
     p.add_argument("--no-redact", action="store_true", help="copy the files as they are (recorded in the manifest)")
     p.add_argument(
         "--include-chat",

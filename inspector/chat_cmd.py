@@ -19,9 +19,9 @@ import argparse
 import sys
 from typing import Any
 
-from inspector.core import output
+from inspector.core import cli_args, output
 from inspector.core.output import ExitCode
-from inspector.core.redaction import redact_document
+from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count, one_line
 from journal.chat import DEFAULT_MINUTES, ChatError, ChatRead, parse_naive_time, read_chat, window_around
 from journal.chat.turns import NO_LINK, db_of
@@ -42,8 +42,8 @@ def add_parser(subparsers: Any) -> None:
         epilog="exit codes: 0 written; 1 the chat history cannot be read; 2 bad input (PATH, character, event or "
         "time not found, bad arguments); 130 interrupted",
     )
-    p.add_argument("path", help="memory root, character folder or .zip export")
-    p.add_argument("--character", metavar="NAME", help="the character (needed when PATH holds several)")
+    cli_args.add_path(p)
+    cli_args.add_character(p)
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--around", metavar="EVENT", help="an event (#index, id or id prefix): the turns before it")
     which.add_argument("--between", nargs=2, metavar=("T1", "T2"), help="two times (2026-05-01T09:00, or a space)")
@@ -53,9 +53,11 @@ def add_parser(subparsers: Any) -> None:
         default=DEFAULT_MINUTES,
         help=f"with --around: how many minutes before the event (default {DEFAULT_MINUTES}); one after it is shown",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
-    p.add_argument("--show-text", action="store_true", help="print the messages' words (by default: their size)")
-    p.add_argument("--redact", action="store_true", help="the window's redaction: the words as tokens in --json")
+    cli_args.add_json(p, schema=SCHEMA)
+    p.add_argument(
+        "--show-text", action="store_true", help="print the messages' words (by default: their size; not with --redact)"
+    )
+    cli_args.add_redact(p)
     p.set_defaults(run=run_chat)
 
 
@@ -88,7 +90,7 @@ def run_chat(args: argparse.Namespace) -> int:
         output.write_json(sys.stdout, redact_document(doc) if args.redact else doc)
     else:
         for line in human(c.name, event, read, show_text=args.show_text and not args.redact):
-            print(line)
+            print(redact_message(line) if args.redact else line)
     return ExitCode.OK
 
 

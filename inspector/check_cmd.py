@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Any
 
-from inspector.core import output
+from inspector.core import cli_args, output
 from inspector.core.check_report import PROG, write_human, write_json
 from inspector.core.output import ExitCode
 from inspector.core.redaction import redact_document, redact_message
@@ -20,6 +20,7 @@ from journal.diagnosis import (
     DiagnosisInputError,
     diagnose_path,
 )
+from journal.diagnosis.values import DIAGNOSIS_SCHEMA
 
 
 def add_parser(subparsers: Any) -> None:
@@ -31,16 +32,11 @@ def add_parser(subparsers: Any) -> None:
         epilog="exit codes: 0 only info findings; 1 a warning or an error; 2 PATH unreadable, holding no "
         "character folder, or bad arguments; 130 interrupted",
     )
-    p.add_argument("path", help="memory root, character folder or .zip export")
-    p.add_argument("--character", metavar="NAME", help="only this character")
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
+    cli_args.add_path(p)
+    cli_args.add_only_character(p)
+    cli_args.add_json(p, schema=DIAGNOSIS_SCHEMA)
     p.add_argument("--all-events", action="store_true", help="list applied events too")
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="the window's redaction: digests of texts and damaged lines' previews in messages hidden "
-        "(text values are never printed)",
-    )
+    cli_args.add_redact(p)
     p.add_argument(
         "--characters",
         metavar="FILE",

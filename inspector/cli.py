@@ -28,6 +28,7 @@ import sys
 from collections.abc import Sequence
 
 from inspector import __version__
+from inspector.core import cli_args
 from inspector.core.output import ExitCode
 from inspector.core.text import one_line
 
@@ -61,7 +62,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
         f"Subcommands for scripts: {', '.join(SUBCOMMANDS)} (see 'memory-inspector check --help').",
     )
     p.add_argument("--version", action="version", version=f"memory-inspector {__version__}")
-    p.add_argument("path", nargs="?", help="memory root, character folder or .zip export (default: bundled sample)")
+    cli_args.add_path(p, note="default: bundled sample", optional=True)
     p.add_argument("--redact", action="store_true", help="hide entry text and chat content (for screenshots)")
     p.add_argument("--screenshot", metavar="OUT.png", help="load, render the main window to a PNG and exit")
     p.add_argument(

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from inspector.core import output
-from inspector.core.cloud_report import KINDS, document, preview_lines, unit_lines, worst
+from inspector.core import cli_args, output
+from inspector.core.cloud_report import KINDS, SCHEMA, document, preview_lines, unit_lines, worst
 from inspector.core.output import ExitCode
 from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count
@@ -39,11 +39,11 @@ def add_parser(subparsers: Any) -> None:
         "--against: the download changes something); 2 an input cannot be read; 130 interrupted",
     )
     p.add_argument("unit", help="cloud-save root, unit, legacy folder, download backup, or a .zip of one")
-    p.add_argument("--character", metavar="NAME", help="the character (needed when UNIT holds several)")
+    cli_args.add_character(p, holder="UNIT")
     p.add_argument("--against", metavar="LOCAL", help="the local memory root or character folder a download fills")
     p.add_argument("--characters", metavar="FILE", help="LOCAL's characters.json (the profile is compared)")
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
-    p.add_argument("--redact", action="store_true", help="the window's redaction: the profile's text as tokens")
+    cli_args.add_json(p, schema=SCHEMA)
+    cli_args.add_redact(p)
     p.set_defaults(run=run_cloud)
 
 

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from inspector.core import output
-from inspector.core.compare import Comparison, SideStates, ValueChange, compare_paths
+from inspector.core import cli_args, output
+from inspector.core.compare import COMPARE_SCHEMA, Comparison, SideStates, ValueChange, compare_paths
 from inspector.core.compare.tree import json_type, plain
 from inspector.core.output import ExitCode
 from inspector.core.redaction import redact_document, redact_message
@@ -29,15 +29,11 @@ def add_parser(subparsers: Any) -> None:
         description="Compare two exports of a character (folders or zips; both only read).",
         epilog="exit codes: 0 identical; 1 differences; 2 bad input, or a side not read whole (refused or unreadable)",
     )
-    p.add_argument("a", help="the first export: memory root, character folder or .zip")
-    p.add_argument("b", help="the second export")
-    p.add_argument("--character", metavar="NAME", help="the character (needed when an export holds several)")
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema 2, see README)")
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="the window's redaction: text values as tokens in --json, digests and damaged lines in messages hidden",
-    )
+    cli_args.add_path(p, "a", role="the first export")
+    cli_args.add_path(p, "b", role="the second export")
+    cli_args.add_character(p, holder="an export")
+    cli_args.add_json(p, schema=COMPARE_SCHEMA)
+    cli_args.add_redact(p)
     p.set_defaults(run=run_diff)
 
 

@@ -66,7 +66,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from inspector.core import output
+from inspector.core import cli_args, output
 from inspector.core.output import ExitCode
 from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count, one_line
@@ -99,8 +99,8 @@ def add_parser(subparsers: Any) -> None:
         epilog="exit codes: 0 written; 1 the journal changed since it was read or cannot be read; 2 bad input "
         "(PATH, character, entry or event not found, bad arguments); 130 interrupted",
     )
-    p.add_argument("path", help="memory root, character folder or .zip export")
-    p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH holds one)")
+    cli_args.add_path(p)
+    cli_args.add_character(p)
     p.add_argument(
         "--entry",
         metavar="ENTRY",
@@ -117,12 +117,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--between", nargs=2, metavar=("EVENT_A", "EVENT_B"), help="what differs between two events (as --at)"
     )
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema 1, see README)")
-    p.add_argument(
-        "--redact",
-        action="store_true",
-        help="the window's redaction: text values as tokens in --json, digests and damaged lines in messages hidden",
-    )
+    cli_args.add_json(p, schema=SCHEMA)
+    cli_args.add_redact(p)
     p.set_defaults(run=run_history)
 
 

@@ -42,7 +42,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from inspector.core import output
+from inspector.core import cli_args, output
 from inspector.core.output import ExitCode, Meter
 from inspector.core.prompter import ASK_APPLY, ASK_RECENT_WRITES, ASK_RESTORE, Question
 from inspector.core.replay.flow import (
@@ -234,13 +234,13 @@ def add_parser(subparsers: Any) -> None:
         help="the character folder to restore into (default: the one the index of backups recorded)",
     )
     p.add_argument("--dry-run", action="store_true", help="compare and print what would change; change nothing")
-    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    cli_args.add_yes(p)
     p.set_defaults(run=run_restore)
 
 
 def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="memory root (with --character) or a character folder")
-    p.add_argument("--character", metavar="NAME", help="the character (not needed when PATH is its folder)")
+    cli_args.add_path(p, note="a .zip export is extracted first, if you agree")
+    cli_args.add_character(p)
     p.add_argument("--dry-run", action="store_true", help="print the plan and diff; change nothing")
     p.add_argument("--until", metavar="EVENT_ID", help="replay up to and including this event")
     p.add_argument("--repair-orphans", action="store_true", help="re-apply orphaned archive events")
@@ -255,7 +255,7 @@ def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
         help="repair a journal the memory server cannot read: move its bytes that are not UTF-8 (torn appends) "
         "into events.ndjson.damaged, keeping every record byte for byte; nothing is replayed",
     )
-    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    cli_args.add_yes(p)
     p.add_argument("--backup-dir", metavar="DIR", help="where backups and reports go")
     p.add_argument(
         "--i-know-the-server-is-stopped",

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from journal.serverpersona import PersonaEnsurePrediction
     from journal.serverrules import Undecodable
 
+#: The version of the diagnosis document (:meth:`Diagnosis.to_json`, ``check --json``).
+DIAGNOSIS_SCHEMA = 1
+
 #: At most this many findings of one code per character; the rest are summed up in one more.
 MAX_FINDINGS_PER_CODE = 100
 
@@ -503,7 +506,7 @@ class Diagnosis:
 
     def to_json(self, all_events: bool = False, *, with_events: bool = True) -> dict[str, Any]:
         return {
-            "schema": 1,
+            "schema": DIAGNOSIS_SCHEMA,
             "path": self.path,
             "characters": [c.to_json(all_events, with_events=with_events) for c in self.characters],
         }
