@@ -64,7 +64,10 @@ class JournalRedaction:
 
     def record(self, obj: dict[str, Any], *, glued: bool = False) -> bytes:
         """A record's line: ``glued`` records keep the writers' exact start (``{"event_id": ``)."""
-        red = self.redactor.value(obj, _JOURNAL_RULES)
+        return self._encode(self.redactor.value(obj, _JOURNAL_RULES), glued=glued)
+
+    @staticmethod
+    def _encode(red: Any, *, glued: bool = False) -> bytes:
         if glued:
             text = json.dumps(red, ensure_ascii=False)
             try:
@@ -78,12 +81,11 @@ class JournalRedaction:
             payload = orjson.loads(memoryview(ev.body)) if ev.parsed is None else ev.parsed
         except orjson.JSONDecodeError:  # beyond what orjson takes (a huge integer): the exact parse
             payload = ev.payload
-        obj = {"event_id": ev.event_id, "type": ev.type, "ts": ev.ts, "payload": payload}
         try:
-            return self.record(obj, glued=glued)
+            return self._encode(self.redactor.record(ev.event_id, ev.type, ev.ts, payload), glued=glued)
         except RecursionError:
-            obj["payload"] = damaged_token("payload", len(ev.body))
-            return self.record(obj, glued=glued)
+            damaged = damaged_token("payload", len(ev.body))
+            return self.record({"event_id": ev.event_id, "type": ev.type, "ts": ev.ts, "payload": damaged}, glued=glued)
 
     def _reread(self, fh: Any, d: Defect) -> Any:
         """The object on a defect's line, parsed again (for a repeated id), or ``None``."""
@@ -107,31 +109,13 @@ class JournalRedaction:
             ends_open = size > 0 and os.pread(fh.fileno(), 1, size - 1) != b"\n"
             written = 0  # lines emitted so far
             for events, defects in scanner.read_file(fh, _CHUNK):
-                by_line: dict[int, list[Defect]] = {}
-                for d in defects:
-                    by_line.setdefault(d.line, []).append(d)
-                out: list[bytes] = []
-                evs = iter(events)
-                ev = next(evs, None)
-                last = max(
-                    (events[-1].line if events else 0),
-                    (defects[-1].line if defects else 0),
-                )
-                for line_no in range(written + 1, last + 1):
-                    found = by_line.get(line_no)
-                    if ev is not None and ev.line == line_no:
-                        glued = next((d for d in found or () if d.kind == "glued"), None)
-                        if glued is None:
-                            body = self._event_line(ev)
-                        else:  # the torn fragment goes whole; the record glued on stays recoverable
-                            body = _damaged("malformed", glued.length) + self._event_line(ev, glued=True)
-                        ev = next(evs, None)
-                    elif found:
-                        body = self._defect_line(fh, found)
-                    else:
-                        body = b""
-                    out.append(body)
-                written = last
+                if not defects and events and events[0].line == written + 1 == events[-1].line - len(events) + 1:
+                    # Every line of the batch an event (line numbers rise, so none is left out).
+                    out = list(map(self._event_line, events))
+                    written = events[-1].line
+                else:
+                    out = self._lines(fh, written, events, defects)
+                    written = max(written, events[-1].line if events else 0, defects[-1].line if defects else 0)
                 self.lines = written
                 if out:
                     yield b"\n".join(out) + b"\n"
@@ -150,6 +134,34 @@ class JournalRedaction:
                     yield b"\x00"  # marker: strip the last newline (see redact_journal)
             elif piece:
                 yield piece
+
+    def _lines(self, fh: Any, written: int, events: list[Any], defects: list[Defect]) -> list[bytes]:
+        """The lines after line ``written`` of a batch that holds defects or blank lines."""
+        by_line: dict[int, list[Defect]] = {}
+        for d in defects:
+            by_line.setdefault(d.line, []).append(d)
+        out: list[bytes] = []
+        evs = iter(events)
+        ev = next(evs, None)
+        last = max(
+            (events[-1].line if events else 0),
+            (defects[-1].line if defects else 0),
+        )
+        for line_no in range(written + 1, last + 1):
+            found = by_line.get(line_no)
+            if ev is not None and ev.line == line_no:
+                glued = next((d for d in found or () if d.kind == "glued"), None)
+                if glued is None:
+                    body = self._event_line(ev)
+                else:  # the torn fragment goes whole; the record glued on stays recoverable
+                    body = _damaged("malformed", glued.length) + self._event_line(ev, glued=True)
+                ev = next(evs, None)
+            elif found:
+                body = self._defect_line(fh, found)
+            else:
+                body = b""
+            out.append(body)
+        return out
 
     def _defect_line(self, fh: Any, found: list[Defect]) -> bytes:
         kinds = {d.kind for d in found}
