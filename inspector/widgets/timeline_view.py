@@ -789,12 +789,17 @@ class StateLegend(QWidget):
         widgets = [*([self.title] if title else []), *chips]
         return m.left() + m.right() + sum(w.sizeHint().width() for w in widgets) + gap * (len(widgets) - 1)
 
-    def minimumSizeHint(self) -> Any:
-        """Override: the widest row of the narrow arrangement."""
+    def _grid_width(self, columns: int) -> int:
+        """The width of the chips on rows of ``columns``, without the title: a grid's column is as
+        wide as its widest chip, on whichever row."""
         chips = list(self.chips.values())
-        n = self.NARROW_COLUMNS
-        width = max(self._row_width(chips[i : i + n], False) for i in range(0, len(chips), n))
-        return QSize(width, super().minimumSizeHint().height())
+        m = self._grid.contentsMargins()
+        widths = [max(c.sizeHint().width() for c in chips[col::columns]) for col in range(min(columns, len(chips)))]
+        return m.left() + m.right() + sum(widths) + self._grid.horizontalSpacing() * (len(widths) - 1)
+
+    def minimumSizeHint(self) -> Any:
+        """Override: the width of the narrow arrangement."""
+        return QSize(self._grid_width(self.NARROW_COLUMNS), super().minimumSizeHint().height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Override: one row with the title when it fits, else one row of chips, else two rows."""
@@ -804,13 +809,10 @@ class StateLegend(QWidget):
         if self._row_width(chips, True) <= width:
             self._arrange(len(chips), True)
             return
-        # As many chips a row as fit (fewer rows leave the timeline more of a short window), at
-        # least :attr:`NARROW_COLUMNS`.
-        for n in range(len(chips), self.NARROW_COLUMNS, -1):
-            if all(self._row_width(chips[i : i + n], False) <= width for i in range(0, len(chips), n)):
-                self._arrange(n, False)
-                return
-        self._arrange(self.NARROW_COLUMNS, False)
+        # As many chips a row as fit whole (fewer rows leave the timeline more of a short window),
+        # at least :attr:`NARROW_COLUMNS`.
+        n = next((n for n in range(len(chips), self.NARROW_COLUMNS, -1) if self._grid_width(n) <= width), 0)
+        self._arrange(n or self.NARROW_COLUMNS, False)
 
     def apply_palette(self, palette: QPalette) -> None:
         for state, chip in self.chips.items():

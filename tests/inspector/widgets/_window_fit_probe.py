@@ -79,6 +79,7 @@ def measure(window, source: str, name: str) -> dict[str, object]:
         "bar_width": bar.width(),
         "bar_label_height": bar.label.height(),
         "bar_label_wants": bar.label.sizeHint().height(),
+        "legend_cut": [c.text() for c in window.legend.chips.values() if c.width() < c.sizeHint().width()],
     }
 
 

@@ -32,6 +32,8 @@ def test_the_timeline_keeps_eight_rows_at_810_by_540(shown):
     for c in shown:
         assert c["window"] == [810, 540], c["window"]
         assert c["full_rows"] >= min(USEFUL_ROWS, c["rows"]), (c["source"], c["name"], c["full_rows"], c["rows"])
+        # the legend under it: its chips whole (a grid's column is as wide as its widest chip)
+        assert not c["legend_cut"], (c["source"], c["name"], c["legend_cut"])
 
 
 def test_the_servers_verdict_stays_first_and_whole_and_its_detail_is_reachable(shown):
