@@ -231,7 +231,16 @@ class ServerStartPanel(QFrame):
             top = max(self.title.sizeHint().height(), self.copy_button.sizeHint().height())
             chrome = m.top() + m.bottom() + self.layout().spacing() + top + 2 * self.frameWidth()
             most = min(most, int(column.height() * self.COLUMN_SHARE) - chrome)
-        return max(line + 8, verdict, min(text, most))
+        if text <= most:
+            return max(line + 8, verdict, text)
+        # It scrolls: whole paragraphs only, so that no line shows cut in half at the bottom.
+        shown, block = verdict, doc.firstBlock().next()
+        while block.isValid():
+            bottom = int(doc.documentLayout().blockBoundingRect(block).bottom()) + extra
+            if bottom > most:
+                break
+            shown, block = bottom, block.next()
+        return max(line + 8, shown)
 
     def _fit(self) -> None:
         self.body.setFixedHeight(self.body_height())
