@@ -24,61 +24,14 @@ from typing import TYPE_CHECKING
 
 from journal import fs
 from journal.errors import UnknownCharacterError, UnreadableInputError
-from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.events import JOURNAL_NAME
 from journal.finding import Finding
-from journal.outbox import OUTBOX_NAME
+from journal.layout import CHARACTER_MARKERS
 from journal.recorded import Recorded, read_recorded, remake_refused
 from journal.serverrules import find_characters_file
 
 if TYPE_CHECKING:
     from journal.cloudsave.layout import CloudInput
-
-#: Files and folders whose presence makes a folder a character folder (memory-format §1.2).
-CHARACTER_MARKERS = frozenset(
-    {
-        "facts.json",
-        "facts_archive.json",
-        "reflections.json",
-        "reflection_archive",
-        "reflections_archive.json",
-        "surfaced.json",
-        "synth_backoff.json",
-        "persona.json",
-        "persona_archive",
-        "persona_corrections.json",
-        JOURNAL_NAME,
-        SENTINEL_NAME,
-        OUTBOX_NAME,
-        "cursors.json",
-        "recent.json",
-        "recent_meta.json",
-        "settings.json",
-        "time_indexed.db",
-        "subject_forget_tombstones.json",
-    }
-)
-
-#: The files a cloud-save export copies (memory-format §6.1, newest list).
-MANAGED_MEMORY_FILENAMES = frozenset(
-    {
-        "recent.json",
-        "theater_runs.json",
-        "settings.json",
-        "facts.json",
-        "facts_archive.json",
-        "subject_forget_tombstones.json",
-        "external_import_state.json",
-        "prompt_locale.json",
-        "scoped_prompt_locales.json",
-        "persona.json",
-        "persona_corrections.json",
-        "reflections.json",
-        "reflections_archive.json",
-        "surfaced.json",
-        "time_indexed.db",
-    }
-)
-
 
 class TempRoot:
     """Owns a private temp folder; removes it when closed or garbage-collected."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from journal import fs
 from journal.codec import loads_exact
+from journal.layout import MIGRATION_MARKER
 from journal.shards import REFLECTION_ARCHIVE
 from journal.views import undecodable_at
 
@@ -23,10 +24,9 @@ from journal.views import undecodable_at
 MARKER_SECTION = "__meta__"
 MARKER_ENTRY = "__evidence_migration_v1__"
 
-#: The flat archive the archive migration converts, and its done-marker in the shard folder
-#: (``memory/archive_shards.py:69``).
+#: The flat archive the archive migration converts (its done-marker in the shard folder is
+#: :data:`journal.layout.MIGRATION_MARKER`).
 FLAT_ARCHIVE = "reflections_archive.json"
-MIGRATED_MARKER = ".migrated_from_flat"
 
 #: A flat archive larger than this is not read here (it is converted all the same; only the dates
 #: of its shards are then not known).
@@ -96,7 +96,7 @@ def archive_migration(char_dir: str | os.PathLike[str]) -> ArchiveMigration | No
     it does nothing: its marker is in the shard folder, there is no flat file, or the file is not
     UTF-8 or not a JSON list (it is then kept as it is)."""
     cd = os.fspath(char_dir)
-    if os.path.lexists(os.path.join(cd, REFLECTION_ARCHIVE, MIGRATED_MARKER)):
+    if os.path.lexists(os.path.join(cd, REFLECTION_ARCHIVE, MIGRATION_MARKER)):
         return None
     try:
         with fs.open_regular(os.path.join(cd, FLAT_ARCHIVE)) as fh:

@@ -22,6 +22,7 @@ from journal.diagnosis.path import NOT_A_MEMORY_FOLDER
 from journal.diagnosis.values import health_of
 from journal.errors import DiagnosisInputError
 from journal.finding import Finding
+from journal.layout import CHAT_DB
 
 SCHEMA = 1
 KINDS = {
@@ -37,7 +38,7 @@ def download_findings(preview: DownloadPreview) -> list[Finding]:
     out = []
     plan = preview.plan
     for name in plan.of("delete"):
-        if name == "time_indexed.db":
+        if name == CHAT_DB:
             rows = (
                 f"{plan.chat_rows_lost:,} chat rows"
                 if plan.chat_rows_lost is not None

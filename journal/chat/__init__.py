@@ -9,7 +9,7 @@ around an event's time. It never imports Qt.
 
 from __future__ import annotations
 
-from journal.chat.snapshot import DB_NAME, ChatError, Snapshot, snapshot
+from journal.chat.snapshot import ChatError, Snapshot, snapshot
 from journal.chat.turns import (
     DEFAULT_MINUTES,
     ChatRead,
@@ -21,7 +21,6 @@ from journal.chat.turns import (
 )
 
 __all__ = [
-    "DB_NAME",
     "DEFAULT_MINUTES",
     "ChatError",
     "ChatRead",

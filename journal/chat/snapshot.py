@@ -30,9 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from journal import fs
-
-#: The db's name in a character folder (cloudsave-format §6.1).
-DB_NAME = "time_indexed.db"
+from journal.layout import CHAT_DB
 
 #: The files SQLite keeps beside a db: a rollback journal, or a WAL and its index.
 SIDE_SUFFIXES = ("-journal", "-wal", "-shm")
@@ -70,7 +68,7 @@ def _check_file(path: str, folder: str | None) -> None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise ChatError(f"{path}: no {DB_NAME} here (the chat history is kept beside the journal)") from None
+        raise ChatError(f"{path}: no {CHAT_DB} here (the chat history is kept beside the journal)") from None
     except OSError as exc:
         raise ChatError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     if folder is not None and not fs.is_inside(path, folder):
@@ -131,7 +129,7 @@ def _copy(path: str, folder: str | None, into: str) -> sqlite3.Connection:
         before = _stamp(path)
         for suffix in ("", *SIDE_SUFFIXES):
             src = path + suffix
-            dst = os.path.join(into, DB_NAME + suffix)
+            dst = os.path.join(into, CHAT_DB + suffix)
             if os.path.exists(dst):
                 os.remove(dst)
             if not os.path.lexists(src):
@@ -143,7 +141,7 @@ def _copy(path: str, folder: str | None, into: str) -> sqlite3.Connection:
             break
     else:
         raise ChatError(f"{path} kept changing while it was copied; try again")
-    conn = sqlite3.connect(os.path.join(into, DB_NAME))
+    conn = sqlite3.connect(os.path.join(into, CHAT_DB))
     conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # rolls a hot journal back, in the copy
     return conn
 

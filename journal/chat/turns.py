@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from journal.chat.snapshot import DB_NAME, ChatError, snapshot
+from journal.chat.snapshot import ChatError, snapshot
+from journal.layout import CHAT_DB
 
 #: The table of every turn the server stores (``time_indexed_compressed`` is no longer written).
 TABLE = "time_indexed_original"
@@ -228,4 +229,4 @@ def read_chat(
 
 def db_of(character_folder: str | os.PathLike[str]) -> str:
     """Where a character folder's chat history is (cloudsave-format §6.1)."""
-    return os.path.join(os.fspath(character_folder), DB_NAME)
+    return os.path.join(os.fspath(character_folder), CHAT_DB)

@@ -20,9 +20,10 @@ import tempfile
 
 from journal import fs
 from journal.chat import ChatError, snapshot
+from journal.layout import CHAT_DB
 
-#: The db's name and the 16-byte header that makes it hashed by a shadow copy (§2.2 step 1).
-DB_NAME = "time_indexed.db"
+#: The 16-byte header that makes the db (:data:`journal.layout.CHAT_DB`) hashed by a shadow copy
+#: (§2.2 step 1).
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -42,7 +43,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def is_shadowed(name: str, path: str | os.PathLike[str]) -> bool:
     """Whether the server hashes this file by a shadow copy: named ``time_indexed.db``, at least
     16 bytes, starting with the SQLite header."""
-    if name != DB_NAME:
+    if name != CHAT_DB:
         return False
     try:
         with fs.open_regular(path) as f:
@@ -55,7 +56,7 @@ def shadow_sha256(path: str | os.PathLike[str]) -> str | None:
     """SHA-256 of a backup-API shadow copy of the db, made without writing to it; ``None`` when no
     consistent copy can be made (the server then hashes the file directly, §2.3)."""
     scratch = tempfile.mkdtemp(prefix="memory-inspector-cloudhash-")
-    target = os.path.join(scratch, DB_NAME)
+    target = os.path.join(scratch, CHAT_DB)
     try:
         with snapshot(path) as snap:
             dst = sqlite3.connect(target, isolation_level=None)

@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from journal.chat import ChatError, read_chat
-from journal.cloudsave.dbhash import DB_NAME, shadow_sha256
+from journal.cloudsave.dbhash import shadow_sha256
 from journal.cloudsave.layout import managed_files
 from journal.cloudsave.meta import CHARACTERS_KEY, read_json
 from journal.cloudsave.verify import FileHash, UnitCheck, hash_memory
 from journal.diagnosis.character import diagnose_character
 from journal.diagnosis.values import CharacterDiagnosis
 from journal.finding import Finding
+from journal.layout import CHAT_DB
 from journal.serverrules import CharacterList, read_characters
 
 #: What §3.3 says the memory server does until its process restarts.
@@ -88,8 +89,8 @@ def _same(local: FileHash, cloud: FileHash, local_dir: Path) -> tuple[bool, str 
     db: a shadow copy's hash, the cloud db being itself a shadow copy)."""
     if local.sha256 == cloud.sha256:
         return True, local.sha256
-    if local.name == DB_NAME:
-        shadow = shadow_sha256(local_dir / DB_NAME)
+    if local.name == CHAT_DB:
+        shadow = shadow_sha256(local_dir / CHAT_DB)
         return shadow is not None and shadow == cloud.sha256, shadow or local.sha256
     return False, local.sha256
 
@@ -113,9 +114,9 @@ def plan_download(unit: UnitCheck, local_dir: Path, characters_file: str | None 
         plan.stays = sorted(n for n in os.listdir(local_dir) if n not in managed)
     except OSError:
         plan.stays = []
-    if DB_NAME in plan.of("delete"):
+    if CHAT_DB in plan.of("delete"):
         try:
-            plan.chat_rows_lost = read_chat(local_dir / DB_NAME, folder=local_dir).rows
+            plan.chat_rows_lost = read_chat(local_dir / CHAT_DB, folder=local_dir).rows
         except ChatError as exc:
             plan.chat_problem = str(exc)
     if characters_file is not None:

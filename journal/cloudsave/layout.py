@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from journal import fs
-from journal.inputs import MANAGED_MEMORY_FILENAMES
+from journal.layout import MANAGED_MEMORY_FILENAMES
 
 UNITS_DIR = "characters"
 LEGACY_DIR = "memory"
@@ -45,7 +45,7 @@ class ManagedFile:
 
 
 def managed_files(folder: Path | None) -> dict[str, ManagedFile]:
-    """The allow-listed names present in ``folder`` (:data:`journal.inputs.MANAGED_MEMORY_FILENAMES`,
+    """The allow-listed names present in ``folder`` (:data:`journal.layout.MANAGED_MEMORY_FILENAMES`,
     the one list), by name; a missing or unreadable folder holds none."""
     out: dict[str, ManagedFile] = {}
     if folder is None:

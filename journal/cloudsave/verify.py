@@ -17,11 +17,12 @@ from typing import Any
 
 from journal.cloudsave.anchor import Surroundings, download_backups, read_root_state, tombstoned_names
 from journal.cloudsave.canonical import manifest_fingerprint, payload_fingerprint
-from journal.cloudsave.dbhash import DB_NAME, file_sha256, is_shadowed, shadow_sha256
+from journal.cloudsave.dbhash import file_sha256, is_shadowed, shadow_sha256
 from journal.cloudsave.layout import CloudInput, CloudUnit, managed_files
 from journal.cloudsave.meta import META_FIELDS, JsonRead, UnitFiles, read_json, read_unit_files
 from journal.finding import Finding
 from journal.fs import is_leftover_temp
+from journal.layout import CHAT_DB
 
 #: The folders of a cloud-save root its manifest covers (§1.2).
 MANIFEST_DIRS = ("characters", "catalog", "profiles", "bindings", "memory", "overrides", "meta")
@@ -227,9 +228,9 @@ def _fingerprint(
     meta = files.meta.value
     recorded = meta.get("payload_fingerprint") if isinstance(meta, dict) else None
     recorded = recorded if isinstance(recorded, str) else None
-    db = hashes.get(DB_NAME)
+    db = hashes.get(CHAT_DB)
     mem = unit.memory_dir
-    has_db = db is not None and db.regular and mem is not None and is_shadowed(DB_NAME, mem / DB_NAME)
+    has_db = db is not None and db.regular and mem is not None and is_shadowed(CHAT_DB, mem / CHAT_DB)
     computed = payload_fingerprint(unit.name, files.profile.value, files.binding.value, fingerprint_hashes(hashes))
     raw_or_none = "raw" if has_db else None
     if recorded is None:
@@ -243,7 +244,7 @@ def _fingerprint(
     if computed == recorded:
         return Fingerprint(recorded, computed, "matches", raw_or_none)
     if has_db and db is not None and mem is not None:
-        db.shadow = shadow_sha256(mem / DB_NAME)
+        db.shadow = shadow_sha256(mem / CHAT_DB)
         if db.shadow is not None and db.shadow != db.sha256:
             shadowed = payload_fingerprint(
                 unit.name, files.profile.value, files.binding.value, fingerprint_hashes(hashes, shadow=True)

@@ -40,7 +40,8 @@ from journal.diagnosis.states import BLOCK_REASONS, EVENT_STATES, ORPHAN_REASONS
 from journal.diagnosis.values import MAX_FINDINGS_PER_CODE, CharacterDiagnosis, Diagnosis, JournalStats, ServerStatus
 from journal.errors import DiagnosisInputError, UnknownCharacterError, UnreadableInputError
 from journal.finding import FINDING_CODES, SEVERITIES, Finding
-from journal.inputs import CHARACTER_MARKERS, MANAGED_MEMORY_FILENAMES, ZipLimits, extract_zip
+from journal.inputs import ZipLimits, extract_zip
+from journal.layout import CHARACTER_MARKERS, MANAGED_MEMORY_FILENAMES
 from journal.outbox import OutboxOp
 from journal.sentinel import SentinelInfo
 

@@ -34,7 +34,7 @@ from journal.handlers import (
     reflection_evidence_updated,
     run_handler,
 )
-from journal.inputs import MANAGED_MEMORY_FILENAMES
+from journal.layout import MANAGED_MEMORY_FILENAMES
 from journal.outbox import MEMORY_LIVENESS_MAX_ATTEMPTS, OUTBOX_NAME, OutboxOp, OutboxRead, parse_outbox
 from journal.park import PARKED_NAME, ParkedRead, is_parked, read_parked
 from journal.reader import Defect, events_at

@@ -28,6 +28,7 @@ from journal.diagnosis.findings import Findings
 from journal.errors import ShardCorruptError, ViewCorruptError
 from journal.events import SENTINEL_NAME
 from journal.fs import is_inside, is_leftover_temp
+from journal.layout import MIGRATION_MARKER
 from journal.shards import (
     PERSONA_ARCHIVE,
     REFLECTION_ARCHIVE,
@@ -220,7 +221,7 @@ class Folder:
                     self.findings.add(
                         "tempfile.leftover", "info", f"{rel} is left over from a crashed atomic write", file=rel
                     )
-                elif name == ".migrated_from_flat":
+                elif name == MIGRATION_MARKER:
                     continue
                 elif is_shard_name(name):
                     result = self.shard(archive, name)

@@ -17,9 +17,9 @@ from journal.diagnosis.checks import Character
 from journal.diagnosis.folder import ProjectionStore
 from journal.diagnosis.values import ServerStart
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
+from journal.layout import MIGRATION_MARKER
 from journal.servermigrations import (
     FLAT_ARCHIVE,
-    MIGRATED_MARKER,
     archive_migration,
     evidence_seeds,
     has_evidence_marker,
@@ -73,13 +73,13 @@ def predict_after_reconcile(c: Character, s: ServerStart, store: ProjectionStore
     migration = archive_migration(c.dir)
     if migration is not None:
         s.archive = migration
-        writes.append(f"{REFLECTION_ARCHIVE}/{MIGRATED_MARKER}")
+        writes.append(f"{REFLECTION_ARCHIVE}/{MIGRATION_MARKER}")
         s.deletes.append(FLAT_ARCHIVE)
         dates = "dates not read here" if migration.dates is None else ", ".join(migration.dates) or "no dated entry"
         undated = f"; {migration.undated} undated entries go under the day it runs" if migration.undated else ""
         s.notes.append(
             f"after reconcile, its archive migration converts {FLAT_ARCHIVE} into shards ({dates}{undated}), "
-            f"writes {REFLECTION_ARCHIVE}/{MIGRATED_MARKER} and deletes the flat file"
+            f"writes {REFLECTION_ARCHIVE}/{MIGRATION_MARKER} and deletes the flat file"
         )
     known = {w for w, _ in s.writes}
     s.writes += [(w, False) for w in dict.fromkeys(writes) if w not in known]

@@ -13,9 +13,9 @@ import pytest
 
 from inspector.cli import main
 from journal import fixtures as folders
-from journal.chat import DB_NAME
 from journal.events import JOURNAL_NAME
 from journal.fixtures.chatdb import write_chat_db
+from journal.layout import CHAT_DB
 
 
 def tree(folder: Path) -> dict[str, str]:
@@ -39,7 +39,7 @@ def folder(tmp_path: Path) -> Path:
     b = folders.pending_tail(tmp_path)
     at = datetime.fromisoformat(json.loads((b.path / JOURNAL_NAME).read_text().splitlines()[9])["ts"])
     write_chat_db(
-        b.path / DB_NAME,
+        b.path / CHAT_DB,
         [
             (at - timedelta(minutes=45), [("human", "too early")]),
             (at - timedelta(minutes=10), [("human", "my secret words"), ("ai", [{"type": "text", "text": "ok"}])]),

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from journal.chat import ChatError, parse_message, parse_naive_time, read_chat, window_around
-from journal.chat.snapshot import DB_NAME
 from journal.fixtures.chatdb import message_json, write_chat_db
+from journal.layout import CHAT_DB
 
 AT = datetime(2026, 5, 1, 9, 0, 35)
 
@@ -35,7 +35,7 @@ def calls(*offsets_minutes: float, role: str = "human") -> list[tuple[datetime, 
 
 
 def test_the_window_is_thirty_minutes_before_to_one_after_by_parsed_time(tmp_path: Path) -> None:
-    db = write_chat_db(tmp_path / DB_NAME, calls(-45, -30, -10, 0.5, 1, 1.5, 5))
+    db = write_chat_db(tmp_path / CHAT_DB, calls(-45, -30, -10, 0.5, 1, 1.5, 5))
     start, end = window_around("2026-05-01T09:00:35")
     assert (start, end) == (AT - timedelta(minutes=30), AT + timedelta(minutes=1))
     read = read_chat(db, start=start, end=end)
@@ -75,7 +75,7 @@ def test_messages_read_as_role_words_and_a_problem(raw: str, expected: tuple) ->
 
 
 def test_bad_rows_are_located_never_fatal(tmp_path: Path) -> None:
-    db = write_chat_db(tmp_path / DB_NAME, calls(0))
+    db = write_chat_db(tmp_path / CHAT_DB, calls(0))
     conn = sqlite3.connect(db)
     conn.execute(
         "INSERT INTO time_indexed_original (session_id, message, timestamp) VALUES ('s', CAST(? AS TEXT), ?)",
@@ -91,9 +91,9 @@ def test_bad_rows_are_located_never_fatal(tmp_path: Path) -> None:
 
 
 def test_a_plain_read_writes_nothing_into_the_folder(tmp_path: Path) -> None:
-    write_chat_db(tmp_path / DB_NAME, calls(0, 1))
+    write_chat_db(tmp_path / CHAT_DB, calls(0, 1))
     before = state(tmp_path)
-    assert len(read_chat(tmp_path / DB_NAME, folder=tmp_path).turns) == 2
+    assert len(read_chat(tmp_path / CHAT_DB, folder=tmp_path).turns) == 2
     assert state(tmp_path) == before  # no -journal, -wal or -shm left beside it, no byte changed
 
 
@@ -110,9 +110,9 @@ os._exit(0)  # a crash mid-transaction: the changed pages are in the db, the -jo
 
 
 def _hot_journal(folder: Path, committed: int) -> Path:
-    db = write_chat_db(folder / DB_NAME, calls(*range(committed)))
+    db = write_chat_db(folder / CHAT_DB, calls(*range(committed)))
     subprocess.run([sys.executable, "-c", _HOT, db], check=True)
-    journal = folder / (DB_NAME + "-journal")
+    journal = folder / (CHAT_DB + "-journal")
     assert journal.stat().st_size > 0, "the crash left no hot journal"
     return Path(db)
 
@@ -127,7 +127,7 @@ def test_a_hot_journal_reads_the_committed_rows_from_a_copy_and_leaves_both_file
 
 
 def test_a_concurrent_writer_never_gets_database_is_locked(tmp_path: Path) -> None:
-    db = write_chat_db(tmp_path / DB_NAME, calls(*range(50)))
+    db = write_chat_db(tmp_path / CHAT_DB, calls(*range(50)))
     errors: list[BaseException] = []
     done = threading.Event()
 
@@ -159,7 +159,7 @@ def test_a_concurrent_writer_never_gets_database_is_locked(tmp_path: Path) -> No
 
 
 def test_a_wal_db_is_read_with_its_committed_wal_pages(tmp_path: Path) -> None:
-    db = write_chat_db(tmp_path / DB_NAME, calls(0))
+    db = write_chat_db(tmp_path / CHAT_DB, calls(0))
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA wal_autocheckpoint = 0")
@@ -169,7 +169,7 @@ def test_a_wal_db_is_read_with_its_committed_wal_pages(tmp_path: Path) -> None:
     )
     conn.commit()
     try:
-        assert (tmp_path / (DB_NAME + "-wal")).stat().st_size > 0
+        assert (tmp_path / (CHAT_DB + "-wal")).stat().st_size > 0
         before = state(tmp_path)
         read = read_chat(db, folder=tmp_path)
         assert [t.text for t in read.turns] == ["said at +0", "in the wal"] and read.method == "copy"
@@ -180,27 +180,27 @@ def test_a_wal_db_is_read_with_its_committed_wal_pages(tmp_path: Path) -> None:
 
 def test_what_is_no_chat_history_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ChatError, match=r"no time_indexed\.db here"):
-        read_chat(tmp_path / DB_NAME)
-    (tmp_path / DB_NAME).write_bytes(b"not sqlite at all" * 100)
+        read_chat(tmp_path / CHAT_DB)
+    (tmp_path / CHAT_DB).write_bytes(b"not sqlite at all" * 100)
     with pytest.raises(ChatError, match="not a readable SQLite database"):
-        read_chat(tmp_path / DB_NAME)
-    (tmp_path / DB_NAME).unlink()
-    sqlite3.connect(tmp_path / DB_NAME).execute("CREATE TABLE other (x)").connection.close()
+        read_chat(tmp_path / CHAT_DB)
+    (tmp_path / CHAT_DB).unlink()
+    sqlite3.connect(tmp_path / CHAT_DB).execute("CREATE TABLE other (x)").connection.close()
     with pytest.raises(ChatError, match="no time_indexed_original table"):
-        read_chat(tmp_path / DB_NAME)
+        read_chat(tmp_path / CHAT_DB)
 
 
 def test_a_link_out_of_the_folder_and_a_fifo_are_refused(tmp_path: Path) -> None:
     folder, elsewhere = tmp_path / "alice", tmp_path / "elsewhere"
     folder.mkdir()
     elsewhere.mkdir()
-    write_chat_db(elsewhere / DB_NAME, calls(0))
-    (folder / DB_NAME).symlink_to(elsewhere / DB_NAME)
+    write_chat_db(elsewhere / CHAT_DB, calls(0))
+    (folder / CHAT_DB).symlink_to(elsewhere / CHAT_DB)
     with pytest.raises(ChatError, match="link leading out of the character folder"):
-        read_chat(folder / DB_NAME, folder=folder)
+        read_chat(folder / CHAT_DB, folder=folder)
     if not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs on this platform")
-    (folder / DB_NAME).unlink()
-    os.mkfifo(folder / DB_NAME)
+    (folder / CHAT_DB).unlink()
+    os.mkfifo(folder / CHAT_DB)
     with pytest.raises(ChatError, match="not a regular file"):
-        read_chat(folder / DB_NAME, folder=folder)
+        read_chat(folder / CHAT_DB, folder=folder)

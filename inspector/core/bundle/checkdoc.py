@@ -22,6 +22,7 @@ from inspector.core.bundle.redact import BundleRedactor
 # The one home of check's human report (a command module, but Qt-free and IO-free here).
 from inspector.core.check_report import write_human
 from inspector.core.redaction import DIGEST_IN_TEXT, PREVIEW_IN_TEXT, damaged_token
+from journal import layout
 from journal.diagnosis import Diagnosis
 from journal.events import ALL_EVENT_TYPES
 
@@ -79,7 +80,7 @@ def _listing(folder: str) -> list[str]:
         return out
     for e in entries:
         out.append(e.name)
-        if e.name in R.ARCHIVE_FOLDERS and e.is_dir(follow_symlinks=False):
+        if e.name in layout.ARCHIVE_FOLDERS and e.is_dir(follow_symlinks=False):
             try:
                 out += [f"{e.name}/{x.name}" for x in os.scandir(e.path)]
             except OSError:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.core.bundle import rules as R
-from journal import fs
+from journal import fs, layout
 from journal.shards import is_shard_name
 
 #: Names a file inside the bundle may have when it is not one of the known names.
@@ -92,11 +92,11 @@ def _classify(name: str, member: str) -> tuple[str, str] | None:
     """``(how, kind)`` for a top-level file of a character folder, or ``None``."""
     if name == "events.ndjson":
         return ("journal", "journal")
-    if name in R.NDJSON_FILES:
-        return ("ndjson", R.NDJSON_FILES[name])
-    if name in R.JSON_FILES:
-        return ("json", R.JSON_FILES[name])
-    if name in R.TIMESTAMP_FILES:
+    if name in layout.NDJSON_FILES:
+        return ("ndjson", layout.NDJSON_FILES[name])
+    if name in layout.JSON_FILES:
+        return ("json", layout.JSON_FILES[name])
+    if name in layout.TIMESTAMP_FILES:
         return ("timestamp", "generic")
     if fs.is_leftover_temp(name) and safe_file_name(name):
         return ("damaged", "generic")
@@ -130,7 +130,7 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str, *, include_
         if stat.S_ISLNK(st.st_mode):
             plan.omitted.append(Omitted(_shown(name), "a symbolic link: not followed"))
             continue
-        if include_chat and name == R.CHAT_DB and stat.S_ISREG(st.st_mode):
+        if include_chat and name == layout.CHAT_DB and stat.S_ISREG(st.st_mode):
             plan.files.append(Planned(name, Path(entry.path), "chat", "chat", st.st_size))
             continue
         omitted_reason = next((why for prefix, why in R.OMITTED_PREFIXES if name.startswith(prefix)), None)
@@ -138,7 +138,7 @@ def plan_folder(folder: Path, file_name: Callable[[str], str] = str, *, include_
             plan.omitted.append(Omitted(_shown(name), omitted_reason))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if name in R.ARCHIVE_FOLDERS:
+            if name in layout.ARCHIVE_FOLDERS:
                 _plan_archive(Path(entry.path), name, plan, file_name)
             else:
                 plan.omitted.append(Omitted(_shown(name), "a folder the bundle does not know"))
@@ -167,7 +167,7 @@ def inner_links(char_dir: Path) -> list[tuple[str, str]]:
     if os.path.islink(char_dir):
         return out
     real = os.path.realpath(char_dir)
-    for sub in ("", *R.ARCHIVE_FOLDERS):
+    for sub in ("", *layout.ARCHIVE_FOLDERS):
         folder = char_dir / sub if sub else char_dir
         if sub and (os.path.islink(folder) or not folder.is_dir()):
             continue
@@ -212,7 +212,7 @@ def _plan_archive(folder: Path, archive: str, plan: FolderPlan, file_name: Calla
             continue
         if is_shard_name(name):
             plan.files.append(Planned(f"{archive}/{name}", Path(entry.path), "json", "view", st.st_size))
-        elif name == R.MIGRATION_MARKER:
+        elif name == layout.MIGRATION_MARKER:
             plan.files.append(Planned(f"{archive}/{name}", Path(entry.path), "json", "migration_marker", st.st_size))
         else:
             # A file that is not a shard is reported by name pattern only (shard.bad_name): a name

@@ -25,6 +25,7 @@ import orjson
 
 from inspector.core.bundle import rules as R
 from inspector.core.redaction import Redactor, damaged_token
+from journal import layout
 from journal.codec import loads_exact
 from journal.events import ALL_EVENT_TYPES
 
@@ -195,10 +196,10 @@ class BundleRedactor:
 
     def file_name(self, name: str) -> str:
         """A file name (or one part of a path) as the bundle holds it: kept when the format notes
-        define it (:func:`~inspector.core.bundle.rules.is_format_file_name`), else
+        define it (:func:`~journal.layout.is_format_file_name`), else
         ``file-<8 hex>`` keyed like a text, with its ``.json`` ending, its NUL byte and its
         length when over 255 bytes kept (what a shard write of that name meets)."""
-        if R.is_format_file_name(name):
+        if layout.is_format_file_name(name):
             return name
         got = f"file-{self.base.tag(name)}" + (".json" if name.endswith(".json") else "")
         if "\x00" in name:

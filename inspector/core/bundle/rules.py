@@ -11,13 +11,6 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from journal.appliedset import APPLIED_SET_NAME
-from journal.events import JOURNAL_NAME, SENTINEL_NAME
-from journal.fs import is_leftover_temp
-from journal.outbox import OUTBOX_NAME
-from journal.park import PARKED_NAME
-from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, is_shard_name
-
 # -- value rules ---------------------------------------------------------------------------------
 
 #: Kept as it is when it has no whitespace (hash parts of ids built from a text hash are keyed).
@@ -184,61 +177,10 @@ def derived_from_text(key: str) -> str | None:
     return None
 
 
-# -- which file is which kind ---------------------------------------------------------------------
-
-#: JSON files of a character folder, by name → kind (memory-format §1.2).
-JSON_FILES: Final = {
-    "facts.json": "view",
-    "facts_archive.json": "view",
-    "reflections.json": "view",
-    "reflections_archive.json": "view",
-    "persona.json": "view",
-    "surfaced.json": "surfaced",
-    "persona_corrections.json": "persona_corrections",
-    "recent.json": "recent",
-    "recent_meta.json": "generic",
-    "settings.json": "generic",
-    "cursors.json": "cursors",
-    "synth_backoff.json": "synth_backoff",
-    "subject_forget_tombstones.json": "tombstones",
-    "external_import_state.json": "generic",
-    "prompt_locale.json": "generic",
-    "scoped_prompt_locales.json": "generic",
-    "theater_runs.json": "generic",
-    "idempotency_keys.json": "generic",
-    "scoped_tombstones.json": "generic",
-    SENTINEL_NAME: "sentinel",
-    APPLIED_SET_NAME: "applied_set",
-}
-
-#: Line-per-record files → the kind of each line (the journal has its own pass).
-NDJSON_FILES: Final = {JOURNAL_NAME: "journal", OUTBOX_NAME: "outbox", PARKED_NAME: "parked"}
-
-#: Plain-text sidecars holding one timestamp (not JSON, memory-format §1.2).
-TIMESTAMP_FILES: Final = frozenset({"facts_archive.json.last_attempt"})
-
-ARCHIVE_FOLDERS: Final = (REFLECTION_ARCHIVE, PERSONA_ARCHIVE)
-MIGRATION_MARKER: Final = ".migrated_from_flat"
-
-def is_format_file_name(name: str) -> bool:
-    """Whether a file or folder name inside a character folder is one the format notes define (a
-    memory file, a shard folder, a shard basename, the migration marker, a writer's temp file, or
-    ``.``/``..``): kept in a bundle; any other is a name someone chose, and is keyed."""
-    return (
-        name in ("", ".", "..", MIGRATION_MARKER, *ARCHIVE_FOLDERS)
-        or name in JSON_FILES
-        or name in NDJSON_FILES
-        or name in TIMESTAMP_FILES
-        or is_shard_name(name)
-        or is_leftover_temp(name)
-    )
-
+# -- left out (which file of a folder is which kind: journal.layout) ------------------------------
 
 #: Left out of every bundle, with the reason recorded in the manifest (``time_indexed.db`` itself
 #: goes in, rebuilt with its messages keyed, only when the sender includes the chat history).
 OMITTED_PREFIXES: Final = (
     ("time_indexed", "the chat history (SQLite): left out unless the sender includes it (--include-chat)"),
 )
-
-#: The chat history's file name in a character folder (cloudsave-format §6.1).
-CHAT_DB: Final = "time_indexed.db"

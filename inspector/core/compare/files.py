@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.core.bundle.rules import ARCHIVE_FOLDERS, JSON_FILES, MIGRATION_MARKER, NDJSON_FILES
 from inspector.core.compare.tree import Raw, value_changes
 from inspector.core.compare.value import FileDiff, InputProblem
 from journal import fs
 from journal.codec import loads_exact
 from journal.events import JOURNAL_NAME
+from journal.layout import ARCHIVE_FOLDERS, JSON_FILES, MIGRATION_MARKER, NDJSON_FILES
 from journal.shards import is_shard_name
 
 #: Files are compared by bytes in reads of this size.

@@ -14,7 +14,7 @@ import pytest
 from inspector.core.bundle import rules as R
 from inspector.core.bundle.redact import BundleRedactor
 from inspector.core.redaction import Redactor
-from journal import fixtures
+from journal import fixtures, layout
 from journal.codec import loads_exact
 from journal.diagnosis import diagnose_path
 from journal.fixtures import FIXTURE_NOW
@@ -145,22 +145,23 @@ def secrets_of(path: Path) -> set[str]:
             return None
 
     one = is_character_folder(path)
-    if one and not R.is_format_file_name(path.name) and len(path.name) >= 4:
+    if one and not layout.is_format_file_name(path.name) and len(path.name) >= 4:
         found.add(path.name)  # the character's name
     for p in sorted(path.rglob("*")):
         rel = p.relative_to(path).parts
         for part in (*(() if one else rel[:1]), p.name):  # a root's character folders, each file's name
-            if not R.is_format_file_name(part) and len(part) >= 4 and part not in ("screenshot.png",):
+            if not layout.is_format_file_name(part) and len(part) >= 4 and part not in ("screenshot.png",):
                 found.add(part)
         if not p.is_file() or p.is_symlink():
             continue
         name = p.name
-        if name in R.NDJSON_FILES:
-            kind = R.KINDS[R.NDJSON_FILES[name]]
+        if name in layout.NDJSON_FILES:
+            kind = R.KINDS[layout.NDJSON_FILES[name]]
             for line in p.read_bytes().split(b"\n"):
                 walk(load(line), kind, None)
-        elif p.suffix == ".json" or name == R.MIGRATION_MARKER:
-            kind = R.KINDS[R.JSON_FILES.get(name, "view" if p.parent.name in R.ARCHIVE_FOLDERS else "generic")]
+        elif p.suffix == ".json" or name == layout.MIGRATION_MARKER:
+            in_shards = p.parent.name in layout.ARCHIVE_FOLDERS
+            kind = R.KINDS[layout.JSON_FILES.get(name, "view" if in_shards else "generic")]
             walk(load(p.read_bytes()), kind, None)
     structure = "\x00".join(kept)
     return {s for s in found if s not in structure}

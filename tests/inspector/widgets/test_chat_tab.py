@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from journal import fixtures
-from journal.chat import DB_NAME
 from journal.events import JOURNAL_NAME
 from journal.fixtures.chatdb import write_chat_db
+from journal.layout import CHAT_DB
 from tests.inspector.widgets.window_fixtures import (  # noqa: F401  (fixtures)
     WAIT_MS,
     inspector_window,
@@ -28,7 +28,7 @@ def _folder(root: Path) -> Path:
     b = fixtures.pending_tail(root)
     at = datetime.fromisoformat(json.loads((b.path / JOURNAL_NAME).read_text().splitlines()[9])["ts"])
     write_chat_db(
-        b.path / DB_NAME,
+        b.path / CHAT_DB,
         [
             (at - timedelta(minutes=45), [("human", "too early")]),
             (at - timedelta(minutes=10), [("human", "what I said"), ("ai", "what it said")]),
