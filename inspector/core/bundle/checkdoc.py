@@ -17,7 +17,7 @@ from typing import Any
 from inspector.core import output
 from inspector.core.bundle import rules as R
 from inspector.core.bundle.manifest import input_name
-from inspector.core.bundle.redact import BundleRedactor
+from inspector.core.bundle.redact import BundleRedactor, not_id_shaped
 
 # The one home of check's human report (a command module, but Qt-free and IO-free here).
 from inspector.core.check_report import write_human
@@ -59,12 +59,11 @@ def _names(
                     table[part] = keyed
         listed = getattr(c.events, "event_ids", None)
         ids = listed() if callable(listed) else [e.event_id for e in c.events]
-        for eid in [*ids, c.sentinel.event_id, *(d.recovered_event_id for d in c.defects)]:
-            # only an id with whitespace, an unprintable or a long one is tokenized (R.ID)
-            if isinstance(eid, str) and eid and (" " in eid or len(eid) > 256 or not eid.isprintable()):
-                got = redactor.string(eid, R.ID)
-                if got != eid:
-                    table[eid] = got
+        more = [e for e in (c.sentinel.event_id, *(d.recovered_event_id for d in c.defects)) if isinstance(e, str)]
+        for eid in not_id_shaped([*ids, *more]):  # only these are tokenized (R.ID)
+            got = redactor.string(eid, R.ID)
+            if got != eid:
+                table[eid] = got
     if not table:
         return None
     alternatives = "|".join(re.escape(n) for n in sorted(table, key=len, reverse=True))

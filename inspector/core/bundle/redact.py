@@ -57,6 +57,24 @@ _Shape = tuple[tuple[str, ...], tuple[type, ...]]
 _Meta = dict[str, tuple[str, str | None]]
 
 
+def id_shaped(value: str) -> bool:
+    """Whether a string has an id's shape, so that under an ``ID`` key it is kept (its hash parts
+    keyed) rather than redacted as text: at most 256 characters, printable, no whitespace (of what
+    ``\\s`` matches only U+0020 is printable: a test reads every code point)."""
+    return len(value) <= _ID_MAX and value.isprintable() and " " not in value
+
+
+def not_id_shaped(values: list[str]) -> list[str]:
+    """The strings of ``values`` that are not :func:`id_shaped`, in order. A list of ids that all
+    are (a journal's event ids) is told at once: joined, it is printable without a space, and
+    none is too long."""
+    if max(map(len, values), default=0) <= _ID_MAX:
+        joined = "".join(values)
+        if joined.isprintable() and " " not in joined:
+            return []
+    return [v for v in values if not id_shaped(v)]
+
+
 class _Plan:
     """How to redact every dict of one shape (its keys in order and the type of each value) read
     as one file kind, compiled once from the kind's keep-list (:meth:`BundleRedactor.plan`).
@@ -156,8 +174,7 @@ class BundleRedactor:
         return step
 
     def _id(self, value: str) -> str:
-        # No whitespace: of what ``\s`` matches, only U+0020 is printable (a test reads every code point).
-        if len(value) <= _ID_MAX and value.isprintable() and " " not in value:
+        if id_shaped(value):
             return self.base.keyed_ids(value)
         return self.text(value)
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from inspector.core.bundle import redact as redact_module
 from inspector.core.bundle import rules as R
 from inspector.core.bundle.journal import redact_journal
-from inspector.core.bundle.redact import BundleRedactor
+from inspector.core.bundle.redact import BundleRedactor, id_shaped, not_id_shaped
 from inspector.core.redaction import Redactor
 from tests.inspector.bundle.conftest import INPUTS, SECRET
 
@@ -220,3 +220,9 @@ def test_a_printable_string_has_no_whitespace_but_a_space() -> None:
     for value in ("a b", "a\u00a0b", "a\u2028b", "a\tb", "a\x1cb", "a\u3000b"):
         assert r.string(value, R.ID).startswith("‹text")
     assert r.string("a_b-c.d", R.ID) == "a_b-c.d"
+
+
+@given(values=st.lists(st.one_of(_STRINGS, st.sampled_from(["", "a" * 256, "a" * 257, "a b", "a\u2028b"]))))
+def test_ids_told_at_once_are_those_told_one_by_one(values: list[str]) -> None:
+    """check.txt's list of ids to key: a batch told at once equals the rule asked per id."""
+    assert not_id_shaped(values) == [v for v in values if not id_shaped(v)]
