@@ -5,11 +5,14 @@
 - Widgets import no ``journal`` module: they render what models and controllers hand them.
 - Models import ``journal.diagnosis``'s public value types only, not its internals.
 - Controllers live in ``inspector/controllers``, not in ``widgets/``.
+- No import cycle among ``widgets/`` modules; only the composition root imports the window, and no
+  helper takes it (each is given what it needs; issue 27).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -425,3 +428,94 @@ def test_table_models_live_in_models_not_widgets():
             if isinstance(node, ast.ClassDef):
                 bases = [ast.unparse(b) for b in node.bases]
                 assert not any(b.endswith("Model") for b in bases), (path.name, node.name, bases)
+
+
+# -- the window's helpers are given what they need, not the window (issue 27 code shape) -------------
+
+WIDGETS = INSPECTOR / "widgets"
+
+#: Where the window may be named: its own module, and the composition root that builds it.
+WINDOW_NAMED_BY = frozenset({WIDGETS / "main_window.py", INSPECTOR / "app.py"})
+
+
+def _widget_imports(path: Path, widgets: set[str]) -> set[str]:
+    """The ``inspector/widgets`` modules ``path`` imports anywhere in it (at the top, under
+    ``TYPE_CHECKING``, inside a function), relative imports resolved."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[2] for a in node.names if a.name.startswith("inspector.widgets.")}
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # from . import x / from .x import y, inside inspector/widgets
+                module = ".".join(["inspector", "widgets", *([module] if module else [])])
+            if module == "inspector.widgets":
+                found |= {a.name for a in node.names if a.name in widgets}
+            elif module.startswith("inspector.widgets."):
+                found.add(module.split(".")[2])
+    return found - {path.stem}
+
+
+def _widget_import_graph() -> dict[str, set[str]]:
+    paths = [p for p in _modules(WIDGETS) if p.parent == WIDGETS]
+    names = {p.stem for p in paths}
+    return {p.stem: _widget_imports(p, names) for p in paths}
+
+
+def _a_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of ``graph`` as ``[a, b, ..., a]`` (``[]``: none)."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str]:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return []
+        for nxt in sorted(graph.get(node, ())):
+            cycle = visit(nxt, [*path, node])
+            if cycle:
+                return cycle
+        done.add(node)
+        return []
+
+    for start in sorted(graph):
+        cycle = visit(start, [])
+        if cycle:
+            return cycle
+    return []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _a_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert _a_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_no_import_cycle_among_the_widgets():
+    """No ``inspector/widgets`` module reaches itself through its imports, counting the ones under
+    ``TYPE_CHECKING`` and inside functions (the window's helpers once formed a circle with it)."""
+    graph = _widget_import_graph()
+    assert graph.get("main_window")  # the graph is read, not empty
+    cycle = _a_cycle(graph)
+    assert cycle == [], "import cycle: " + " -> ".join(cycle)
+
+
+def _names_the_window(annotation: ast.expr) -> bool:
+    """Whether an annotation is (or holds) ``MainWindow``, also as a string; not ``QMainWindow``."""
+    return re.search(r"\bMainWindow\b", ast.unparse(annotation)) is not None
+
+
+def test_no_helper_takes_the_window():
+    """Only the composition root imports ``main_window``; no parameter in ``inspector`` is a
+    ``MainWindow``: each helper is given the controllers, models and widgets it needs."""
+    importers, takers = [], []
+    for path in _modules(INSPECTOR):
+        if path in WINDOW_NAMED_BY:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        if _widget_imports(path, {"main_window"}) & {"main_window"}:
+            importers.append(str(path.relative_to(ROOT)))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arg) and node.annotation is not None and _names_the_window(node.annotation):
+                takers.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.arg}")
+    assert importers == []
+    assert takers == []

@@ -11,7 +11,8 @@ nothing; the find bar says why."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QRect, Qt
 from PySide6.QtGui import (
@@ -40,12 +41,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.controllers.bookmarks import BookmarkController
 from inspector.controllers.find import FindController
 from inspector.core.find import match_spans, step_among
-from inspector.models.timeline_model import COL_SUMMARY, COL_TYPE
-
-if TYPE_CHECKING:
-    from inspector.widgets.main_window import MainWindow
+from inspector.models.timeline_model import COL_SUMMARY, COL_TYPE, EventTableModel
+from inspector.widgets.icons import ActionFactory
+from inspector.widgets.status_line import StatusLine
+from inspector.widgets.timeline_selection import TimelineSelection
 
 #: The highlight's hue (a marker pen), laid translucently over the row's own colour.
 FIND_HUE = "#ffd21f"
@@ -213,7 +215,15 @@ class TimelineFind(QObject):
     """The window's find: its actions, the find bar, the highlights, and stepping through the matches.
 
     Args:
-        window: the main window (its filter bar's place, timeline, detail pane, bookmarks, status bar).
+        controller: what is found (the composition root builds it: ``AppContext.find``).
+        bookmarks: the bookmarks, listed under the matches.
+        bar: the find bar (the window places it, under the filter bar).
+        model: the timeline's model (the rows shown).
+        selection: the timeline's selection (stepping moves it).
+        highlight: marks the pattern's matches where they show (the timeline's cells, the
+            Event tab's payload views; ``None``: none).
+        status: where what was found is said.
+        actions: makes Ctrl+F, F3 and Shift+F3.
 
     Attributes:
         controller: what is found (:class:`~inspector.controllers.find.FindController`).
@@ -222,28 +232,38 @@ class TimelineFind(QObject):
         find_action, find_next_action, find_previous_action: Ctrl+F, F3, Shift+F3.
     """
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(
+        self,
+        controller: FindController,
+        bookmarks: BookmarkController,
+        bar: FindBar,
+        model: EventTableModel,
+        selection: TimelineSelection,
+        highlight: Callable[[re.Pattern[str] | None], None],
+        status: StatusLine,
+        actions: ActionFactory,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
         self.pattern: re.Pattern[str] | None = None
         self._pending: int | None = None
-        self.controller: FindController = window.context.find  # built by the composition root
-        self.bar = FindBar()
-        self.bar.hide()
-        holder = window.filter_bar.parentWidget()
-        layout = holder.layout() if holder is not None else None
-        if layout is not None:  # right under the filter bar
-            layout.insertWidget(layout.indexOf(window.filter_bar) + 1, self.bar)  # type: ignore[attr-defined]
-        self.find_action = window._action(
+        self.controller = controller
+        self.bookmarks = bookmarks
+        self.bar = bar
+        self.model = model
+        self.selection = selection
+        self.highlight = highlight
+        self.status = status
+        bar.hide()
+        self.find_action = actions(
             "&Find…", self.focus_search, "Ctrl+F", None, "Find in the payloads of the rows shown (marks, hides none)"
         )
-        self.find_next_action = window._action(
+        self.find_next_action = actions(
             "Find &next", lambda: self.find(1), "F3", None, "Next row matching the find text (F3)"
         )
-        self.find_previous_action = window._action(
+        self.find_previous_action = actions(
             "Find pre&vious", lambda: self.find(-1), "Shift+F3", None, "Previous row matching the find text"
         )
-        bar = self.bar
         bar.text.textChanged.connect(self._update_query)
         bar.regex.toggled.connect(self._update_query)
         bar.text.returnPressed.connect(lambda: self.find(1))
@@ -254,7 +274,7 @@ class TimelineFind(QObject):
         bar.list.itemActivated.connect(self._on_listed)
         self.controller.matches_changed.connect(self._on_matches)
         # Queued: a character's bookmarks change before the timeline shows its rows.
-        window.context.bookmarks.changed.connect(self._fill_list, Qt.ConnectionType.QueuedConnection)
+        bookmarks.changed.connect(self._fill_list, Qt.ConnectionType.QueuedConnection)
 
     def focus_search(self) -> None:
         """Ctrl+F: open the find bar with its text selected (typing replaces it)."""
@@ -270,10 +290,7 @@ class TimelineFind(QObject):
     def _on_matches(self) -> None:
         c = self.controller
         self.pattern = c.pattern() if not c.error else None
-        w = self.window
-        w.timeline.cell_marks.pattern = self.pattern
-        w.timeline.viewport().update()
-        w.detail.event_detail.set_highlight(self.pattern)
+        self.highlight(self.pattern)
         if c.error:
             self.bar.count.setText(c.error)
         elif c.busy:
@@ -290,13 +307,12 @@ class TimelineFind(QObject):
 
     def _fill_list(self, *_args: Any) -> None:
         """The matches (the first :data:`LISTED`), then the bookmarks, each one row to click."""
-        w = self.window
         listing = self.bar.list
         listing.clear()
         if self.bar.isHidden():
             listing.hide()
             return  # filled when the bar opens
-        model = w.session.timeline_model
+        model = self.model
         matches = self.controller.positions()
         for pos in matches[:LISTED]:
             self._add(listing, "match", pos)
@@ -304,14 +320,13 @@ class TimelineFind(QObject):
             more = QListWidgetItem(f"… and {len(matches) - LISTED:,} more matches (F3 reaches them)")
             more.setFlags(Qt.ItemFlag.NoItemFlags)
             listing.addItem(more)
-        tl = w.session.timeline()
-        if tl is not None:
-            for pos in w.context.bookmarks.positions(model.refs()):
+        if model.timeline is not None:
+            for pos in self.bookmarks.positions(model.refs()):
                 self._add(listing, "bookmark", pos)
         listing.setVisible(listing.count() > 0)  # no empty box taking the timeline's room
 
     def _add(self, listing: QListWidget, kind: str, pos: int) -> None:
-        model = self.window.session.timeline_model
+        model = self.model
         row = model.index(pos, COL_TYPE).data() or ""
         summary = model.index(pos, COL_SUMMARY).data() or ""
         ref = model.ref_at(pos)
@@ -324,19 +339,18 @@ class TimelineFind(QObject):
     def _on_listed(self, item: QListWidgetItem) -> None:
         pos = item.data(POSITION_ROLE)
         if isinstance(pos, int):
-            self.window.select_position(pos)
+            self.selection.select_position(pos)
 
     def find(self, step: int) -> None:
         """Select the next (``step`` = 1) or previous (-1) row matching the find text, hiding none."""
-        w = self.window
         c = self.controller
         if not self.bar.text.text():
-            w.show_row_message("Type what to find in the find bar (Ctrl+F).")
+            self.status.show_row_message("Type what to find in the find bar (Ctrl+F).")
             self.focus_search()
             return
         self._update_query()
         if c.error:
-            w.show_row_message(f"Nothing to find: {c.error}.")
+            self.status.show_row_message(f"Nothing to find: {c.error}.")
             return
         if c.busy:
             self._pending = step  # the search is running: step when its matches are there
@@ -344,18 +358,17 @@ class TimelineFind(QObject):
         self._go(step)
 
     def _go(self, step: int) -> None:
-        w = self.window
-        index = w.timeline.currentIndex()
+        status = self.status
         positions = self.controller.positions()
-        found = step_among(positions, index.row() if index.isValid() else None, step)
+        found = step_among(positions, self.selection.position(), step)
         text = self.controller.text
         if found is None:
-            w.show_row_message(f"No row matches {text!r} in the rows shown.")
+            status.show_row_message(f"No row matches {text!r} in the rows shown.")
             return
         k = positions.index(found.pos) + 1
         if found.wrapped:
             which = "first" if step > 0 else "last"
-            w.show_row_message(f"Wrapped to the {which} match (match {k:,} of {len(positions):,}).")
+            status.show_row_message(f"Wrapped to the {which} match (match {k:,} of {len(positions):,}).")
         else:
-            w.show_row_message(f"Match {k:,} of {len(positions):,} for {text!r}.")
-        w.select_position(found.pos)
+            status.show_row_message(f"Match {k:,} of {len(positions):,} for {text!r}.")
+        self.selection.select_position(found.pos)

@@ -77,6 +77,33 @@ def make_action(
     return action
 
 
+class ActionFactory:
+    """Makes the actions of a host widget (the window) with :func:`make_action`, parented to it:
+    one factory, built once by the window and handed to each helper that makes actions.
+
+    Args:
+        host: the actions' parent; a window-wide action is added to it too.
+    """
+
+    def __init__(self, host: QWidget) -> None:
+        self.host = host
+
+    def __call__(
+        self, text: str, slot: Any, shortcut: Any = None, icon_name: str | None = None, tip: str = ""
+    ) -> QAction:
+        """A window-wide action: its shortcut works wherever the focus is in the host."""
+        action = self.local(text, slot, shortcut, icon_name, tip)
+        self.host.addAction(action)
+        return action
+
+    def local(
+        self, text: str, slot: Any, shortcut: Any = None, icon_name: str | None = None, tip: str = ""
+    ) -> QAction:
+        """An action of the host that is not added to it: its shortcut works where it is placed (a
+        menu, a view)."""
+        return make_action(self.host, text, slot, shortcut, icon_name, tip)
+
+
 def set_icon(
     target: QAction | QAbstractButton | QLabel, name: str, palette: QPalette | None = None, size: int = 16
 ) -> None:

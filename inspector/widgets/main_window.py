@@ -9,7 +9,6 @@ from typing import Any
 from PySide6.QtCore import QEvent, QModelIndex, QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QLabel,
     QMainWindow,
@@ -37,7 +36,7 @@ from inspector.widgets.chat_panel import ChatPanel
 from inspector.widgets.detail import DetailTabs
 from inspector.widgets.detail_feed import DetailFeed
 from inspector.widgets.filter_bar import FilterBar
-from inspector.widgets.find import TimelineFind
+from inspector.widgets.find import FindBar, TimelineFind
 from inspector.widgets.header_layouts import HeaderLayouts, install_column_menu
 from inspector.widgets.help_dialogs import (
     AboutDialog,
@@ -49,19 +48,24 @@ from inspector.widgets.help_dialogs import (
     window_tour,
 )
 from inspector.widgets.history_panel import HistoryPanel
+from inspector.widgets.icons import ActionFactory
+from inspector.widgets.job_indicator import JobIndicator
 from inspector.widgets.navigation import Navigation
 from inspector.widgets.overview_ruler import OverviewRuler, with_ruler
 from inspector.widgets.screen_fit import ElidingLabel, OwnMinimum, keep_size, opening_size
 from inspector.widgets.server_start import ServerStartPanel, timeline_text
-from inspector.widgets.settings_menu import SettingsActions
+from inspector.widgets.settings_menu import RecentMenu, SettingsActions
+from inspector.widgets.status_line import StatusLine
 from inspector.widgets.support_actions import SupportActions
-from inspector.widgets.timeline_menu import JobIndicator, RowActions
+from inspector.widgets.timeline_menu import RowActions
+from inspector.widgets.timeline_selection import TimelineSelection
 from inspector.widgets.timeline_view import (
+    GUARDED_TITLE,
     SentinelBar,
     StateLegend,
     TimelineView,
 )
-from inspector.widgets.window_actions import build_actions
+from inspector.widgets.window_actions import WindowActions, WindowHelpers, WindowSlots
 
 APP_TITLE = "Memory Inspector"
 
@@ -107,8 +111,13 @@ class MainWindow(QMainWindow):
         server_panel: what the memory server's next start does to the shown character (first).
         sentinel_bar: what our guarded replay makes of it: the sentinel summary / banner (second).
         ruler: the overview ruler beside the timeline's scrollbar (problems, bookmarks, sentinel).
+        status: what the window's helpers say in the status bar (:class:`StatusLine`).
+        selection: the timeline's selection, shared by the helpers (:class:`TimelineSelection`).
         finder, bookmark_actions, settings_actions: find (Ctrl+F, F3), bookmarks (Ctrl+B, F2), settings.
+        recent_menu: File ▸ Open recent (and Clear recent).
+        row_actions, navigation: the rows' copies, exports and menu; the sentinel, problems, ids.
         support_actions: File ▸ Export support bundle… and Compare with (issue 17).
+        window_actions: the window's own actions, menus and toolbar (``window_actions.reload_action``...).
     """
 
     closing = Signal()
@@ -154,6 +163,8 @@ class MainWindow(QMainWindow):
         centre_layout.addWidget(self.server_panel)
         centre_layout.addWidget(self.sentinel_bar)
         centre_layout.addWidget(self.filter_bar)
+        self.find_bar = FindBar()  # find (Ctrl+F) marks rows under the filter bar, hiding none
+        centre_layout.addWidget(self.find_bar)
         self.ruler = OverviewRuler(self.timeline)
         centre_layout.addWidget(with_ruler(self.timeline, self.ruler), 1)
         centre_layout.addWidget(self.legend)
@@ -172,20 +183,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(split)
 
         self._build_status_bar()
-        self.finder = TimelineFind(self)
-        self.bookmark_actions = BookmarkActions(self, context.bookmarks)
-        self.settings_actions = SettingsActions(self, context.appearance)
-        self.row_actions = RowActions(self)  # copy, the rows' menu, export, go to time
-        self.navigation = Navigation(self)  # sentinel, problems, event ids, findings
-        self.support_actions = SupportActions(self)  # File ▸ Export support bundle…, Compare with (issue 17)
-        self._build_actions()
+        self._build_helpers()
         if context.replay is not None:
-            self.tools_menu.addAction(context.replay.replay_action)
-            self.tools_menu.addAction(context.replay.restore_action)
+            self.window_actions.tools_menu.addAction(context.replay.replay_action)
+            self.window_actions.tools_menu.addAction(context.replay.restore_action)
         self._connect()
         self._restore_layouts(context.settings)
         self._pending_reselect: int | None = None
-        self._row_message = ""
         #: Whether closing keeps the window's size for the next start (a screenshot run does not).
         self.keeps_size = True
         self._update_enabled()
@@ -226,14 +230,42 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.status_redacted)
         self._show_progress(False)
 
-    def _action(self, text: str, slot: Any, shortcut: Any = None, icon: str | None = None, tip: str = "") -> QAction:
-        """An action of the whole window (its shortcut works wherever the focus is)."""
-        action = icons.make_action(self, text, slot, shortcut, icon, tip)
-        self.addAction(action)
-        return action
+    def _build_helpers(self) -> None:
+        """The helpers, each given the panes and controllers it works with (never the window), then
+        the window's own actions and menus, which place theirs."""
+        c, session = self.context, self.session
+        self.status = status = StatusLine(self.statusBar())
+        model = session.timeline_model
+        self.selection = selection = TimelineSelection(self.timeline, session, self.filter_bar)
+        make = ActionFactory(self)
+        marks = self._show_matches
+        self.finder = TimelineFind(c.find, c.bookmarks, self.find_bar, model, selection, marks, status, make)
+        self.bookmark_actions = BookmarkActions(c.bookmarks, self.timeline, self.ruler, model, selection, status, make)
+        zoomed = (self.characters, self.timeline, self.detail, self.detail.event_detail.raw)
+        self.settings_actions = SettingsActions(c.appearance, self, zoomed, status, make)
+        self.recent_menu = RecentMenu(self.recent, session.open_path, status, make, self)
+        # Copy, the rows' menu, export, go to time.
+        self.row_actions = RowActions(
+            c, self.timeline, selection, self.filter_bar, self.detail, status, make,
+            self.bookmark_actions.toggle_action, self.closing,
+        )  # fmt: skip
+        self.navigation = Navigation(c, selection, self.detail, status)  # sentinel, problems, event ids, findings
+        self.support_actions = SupportActions(c, self, status, make, self.closing)  # bundle, compare (issue 17)
+        slots = WindowSlots(
+            self.ask_open_folder, self.ask_open_zip, self._on_follow_triggered, self._on_redact_triggered,
+            self.filter_bar.clear, self.show_shortcuts, self.show_tour, self.show_about,
+        )  # fmt: skip
+        helpers = WindowHelpers(
+            self.navigation, self.finder, self.bookmark_actions, self.settings_actions, self.recent_menu,
+            self.row_actions, self.support_actions,
+        )  # fmt: skip
+        self.window_actions = WindowActions(self, make, session, slots, helpers)
 
-    def _build_actions(self) -> None:
-        build_actions(self)
+    def _show_matches(self, pattern: Any) -> None:
+        """Mark find's matches in the timeline's cells and the Event tab's payload views."""
+        self.timeline.cell_marks.pattern = pattern
+        self.timeline.viewport().update()
+        self.detail.event_detail.set_highlight(pattern)
 
     def _layout_tables(self) -> dict[str, QTableView]:
         return {"timeline": self.timeline, "findings": self.detail.findings.table}
@@ -259,7 +291,7 @@ class MainWindow(QMainWindow):
         s.sentinel_changed.connect(self._on_sentinel_changed)
         s.watch_status_changed.connect(self._on_watch_status)
         s.refreshed.connect(self._on_refreshed)
-        s.notice.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        s.notice.connect(lambda text: self.status.show(text, 15000))
         s.files_changed.connect(self._on_files_changed)
         s.filtering.connect(self._on_filtering)
         s.states_recomputed.connect(self._on_states_recomputed)
@@ -267,30 +299,34 @@ class MainWindow(QMainWindow):
         s.timeline_model.modelReset.connect(self._on_timeline_reset)
         # What a row message described is gone once the rows are others (another character, a
         # filter, a reload all reset the timeline's model).
-        s.timeline_model.modelReset.connect(self.clear_row_message)
-        s.character_shown.connect(self.clear_row_message)
+        s.timeline_model.modelReset.connect(self.status.clear_row_message)
+        s.character_shown.connect(self.status.clear_row_message)
         self.cancel_button.clicked.connect(lambda: s.cancel_load())
         self.characters.selectionModel().currentChanged.connect(self._on_character_clicked)
         self.timeline.selectionModel().currentRowChanged.connect(self._on_row_selected)
-        self.timeline.following_changed.connect(self.follow_action.setChecked)
+        self.timeline.following_changed.connect(self.window_actions.follow_action.setChecked)
         self.sentinel_bar.jump_requested.connect(self.navigation.jump_to_sentinel)
-        self.ruler.row_requested.connect(self.select_position)
+        self.ruler.row_requested.connect(self.selection.select_position)
         self.filter_bar.filter_changed.connect(self._on_filter_changed)
-        self.feed = DetailFeed(self.detail, self.history_panel, self.chat_panel, self.context, self.selected_row, self)
+        self.feed = DetailFeed(
+            self.detail, self.history_panel, self.chat_panel, self.context, self.selection.selected_row, self
+        )
         self.detail.views.provenance_activated.connect(self.select_ref)
         self.detail.findings.finding_activated.connect(self.navigation.activate_finding)
-        self.detail.event_detail.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
-        self.server_panel.copied.connect(lambda what: self.statusBar().showMessage(f"Copied the {what}.", 3000))
+        for copier in (self.detail.event_detail, self.server_panel):
+            copier.copied.connect(lambda what: self.status.show(f"Copied the {what}.", 3000))
         h, panel = self.context.history, self.history_panel
         # A long history build shows its progress with Cancel in the status bar (issue 27 item 10).
         self.history_job = JobIndicator()
         self.history_job.cancel_button.setToolTip("Stop building the entry's history")
-        self.statusBar().addPermanentWidget(self.history_job)
+        self.status.add_indicator(self.history_job)
         h.building.connect(lambda on: self.history_job.start(HISTORY_BUILDING) if on else self.history_job.hide())
         h.progress.connect(self.history_job.set_progress)
         self.history_job.cancel_button.clicked.connect(h.cancel)
         panel.event_activated.connect(self.select_ref)  # an event's index is its timeline ref
         self.support_actions.activated_a.connect(self.select_ref)  # an event of A, in the compare panel
+        # The comparison's and the download preview's panels follow View ▸ Redact text.
+        self.window_actions.redact_action.toggled.connect(self.support_actions.set_redact)
 
     # -- opening ----------------------------------------------------------------------------------------
 
@@ -309,15 +345,6 @@ class MainWindow(QMainWindow):
         path = self.prompter.choose_zip(self._start_dir())
         if path:
             self.session.open_path(path)
-
-    def _refresh_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        items = self.recent.load() if self.recent is not None else []
-        for path in items:
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _checked=False, p=path: self.session.open_path(p))
-        self.recent_menu.setEnabled(bool(items))
-        self.settings_actions.clear_recent_action.setEnabled(bool(items))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Override: accept a dragged local folder or zip."""
@@ -351,8 +378,6 @@ class MainWindow(QMainWindow):
         if self.session.folder is None or self.session.location is not self.session.folder.location:
             # Another folder: nothing of the one shown before may pass for it, nor say "healthy"
             # or "no folder open" while it loads (a reload keeps showing the folder meanwhile).
-            from inspector.widgets.timeline_view import GUARDED_TITLE
-
             self.server_panel.set_message(f"Loading {label}… (the server's start is predicted once it is read)")
             self.sentinel_bar.set_state(None)
             self.sentinel_bar.label.setText(f"<b>{GUARDED_TITLE}:</b> loading…")
@@ -386,7 +411,7 @@ class MainWindow(QMainWindow):
         self._refresh_title()
         if self.recent is not None and loc.kind != "sample" and not folder.empty_reason:
             self.recent.add(loc.path)
-            self._refresh_recent_menu()
+            self.recent_menu.refresh()
         if self.session.last_refresh is not None:
             self._on_refreshed(self.session.last_refresh)
         # The centre says what is there: a folder holding no character says so, in the diagnosis's words.
@@ -395,7 +420,7 @@ class MainWindow(QMainWindow):
         n = len(folder.timelines)
         if not folder.empty_reason:
             loaded = f"Loaded {n} character{'s' if n != 1 else ''} in {folder.seconds:.2f} s."
-            self.statusBar().showMessage(loaded, 8000)
+            self.status.show(loaded, 8000)
         if self.session.current is not None:
             self.characters.select_name(self.session.current)
         else:
@@ -410,8 +435,6 @@ class MainWindow(QMainWindow):
             self.detail.set_counts(0, 0)
             self.filter_bar.set_types([])
             if folder.empty_reason:
-                from inspector.widgets.timeline_view import GUARDED_TITLE
-
                 self.server_panel.set_message(folder.empty_reason)
                 self.sentinel_bar.label.setText(f"<b>{GUARDED_TITLE}:</b> nothing to replay (no character folder here)")
                 self.statusBar().clearMessage()  # an earlier "Loaded N characters" is not about this folder
@@ -438,7 +461,7 @@ class MainWindow(QMainWindow):
 
     def _on_load_cancelled(self) -> None:
         self._on_load_failed("", "")  # what shows again is the same as after a failure, without an error
-        self.statusBar().showMessage("Loading cancelled.", 5000)
+        self.status.show("Loading cancelled.", 5000)
 
     def _on_character_clicked(self, current: QModelIndex, _previous: QModelIndex) -> None:
         name = current.data(Qt.ItemDataRole.DisplayRole) if current.isValid() else None
@@ -521,19 +544,6 @@ class MainWindow(QMainWindow):
         if views.current_file() in files:
             views.show_file(self.session.load_view_file(views.current_file()))
 
-    def show_row_message(self, text: str, timeout: int = 5000) -> None:
-        """A status message about the rows shown ("No problems in the rows shown."): it goes as
-        soon as they change (another character, a filter, a reload), not only when it times out
-        (issue 27 item 13)."""
-        self._row_message = text
-        self.statusBar().showMessage(text, timeout)
-
-    def clear_row_message(self, *_args: Any) -> None:
-        """Take back the message of :meth:`show_row_message`, if it still shows."""
-        if self._row_message and self.statusBar().currentMessage() == self._row_message:
-            self.statusBar().clearMessage()
-        self._row_message = ""
-
     def _on_filter_changed(self, flt: TimelineFilter) -> None:
         # The selected row stays selected when the new filter keeps it (after a worker's filter too).
         self._pending_reselect = self.selected_ref()
@@ -573,14 +583,9 @@ class MainWindow(QMainWindow):
 
     def _update_enabled(self) -> None:
         has = self.session.folder is not None
-        for a in (
-            self.reload_action,
-            self.jump_action,
-            self.next_problem_action,
-            self.previous_problem_action,
-            self.goto_action,
-        ):
-            a.setEnabled(has)
+        a = self.window_actions
+        for action in (a.reload_action, a.jump_action, a.next_problem_action, a.previous_problem_action, a.goto_action):
+            action.setEnabled(has)
 
     def changeEvent(self, event: QEvent) -> None:
         """Override: re-derive state colours when the palette (theme) changes."""
@@ -616,33 +621,17 @@ class MainWindow(QMainWindow):
 
     def selected_ref(self) -> int | None:
         """The ref of the selected timeline row (event index ``>= 0``, damaged line ``< 0``)."""
-        index = self.timeline.currentIndex()
-        if not index.isValid():
-            return None
-        return self.session.timeline_model.ref_at(index.row())
+        return self.selection.selected_ref()
 
     def selected_row(self) -> Row | None:
-        index = self.timeline.currentIndex()
-        return self.session.timeline_model.row_at(index.row()) if index.isValid() else None
+        return self.selection.selected_row()
 
     def select_ref(self, ref: int) -> bool:
         """Select a row in the timeline (clearing the filter if it hides the row)."""
-        model = self.session.timeline_model
-        pos = model.position_of(ref)
-        if pos is None and self.session.filter.active:
-            self.filter_bar.clear()
-            self.session.set_filter(TimelineFilter())
-            pos = model.position_of(ref)
-        if pos is None:
-            return False
-        self.select_position(pos)
-        return True
+        return self.selection.select_ref(ref)
 
     def select_position(self, pos: int) -> None:
-        index = self.session.timeline_model.index(pos, 0)
-        self.timeline.setCurrentIndex(index)
-        self.timeline.selectRow(pos)
-        self.timeline.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.selection.select_position(pos)
 
     def _on_row_selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
@@ -673,7 +662,7 @@ class MainWindow(QMainWindow):
         self.set_redact(checked)
 
     def set_redact(self, on: bool) -> None:
-        self.redact_action.setChecked(on)
+        self.window_actions.redact_action.setChecked(on)
         self.session.set_redact(on)
         self.detail.event_detail.set_redact(on)
         self.detail.views.set_redact(on)
@@ -694,7 +683,7 @@ class MainWindow(QMainWindow):
             if self.session.loading:
                 parts.append("loading…")
         title = " — ".join(parts)
-        self.setWindowTitle(f"{title} (redacted)" if self.redact_action.isChecked() else title)
+        self.setWindowTitle(f"{title} (redacted)" if self.window_actions.redact_action.isChecked() else title)
 
     # -- closing --------------------------------------------------------------------------------------------
 

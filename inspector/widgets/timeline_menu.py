@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import os
 from array import array
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, SignalInstance
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QProgressBar, QTableView, QToolButton, QWidget
+from PySide6.QtWidgets import QMenu, QTableView
 
+from inspector.controllers.context import AppContext
 from inspector.core.export import RowSet, character_report
 from inspector.core.filtering import DAMAGED_TYPE, FilterError, first_at_or_after
 from inspector.core.replay.flow import Scope
 from inspector.core.vocabulary import EventInfo
-from inspector.widgets import icons
-
-if TYPE_CHECKING:
-    from inspector.widgets.main_window import MainWindow
+from inspector.widgets.detail import DetailTabs
+from inspector.widgets.filter_bar import FilterBar
+from inspector.widgets.icons import ActionFactory
+from inspector.widgets.job_indicator import JobIndicator
+from inspector.widgets.status_line import StatusLine
+from inspector.widgets.timeline_selection import TimelineSelection
 
 #: File ▸ Export: (title, format, name filter) of each export.
 ROW_EXPORTS = (("CSV", "csv", "CSV files (*.csv)"), ("NDJSON", "ndjson", "NDJSON files (*.ndjson)"))
@@ -56,37 +59,20 @@ def selected_positions(view: QTableView) -> list[tuple[int, int]]:
     return merged
 
 
-class JobIndicator(QWidget):
-    """In the status bar while a copy or export runs: what it does, its progress, and Cancel."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.label = QLabel(self)
-        self.bar = QProgressBar(self)
-        self.bar.setMaximumWidth(160)
-        self.cancel_button = QToolButton(self)
-        icons.set_icon(self.cancel_button, icons.CANCEL, self.palette())
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.setToolTip("Cancel the copy or export (nothing is written)")
-        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        for w in (self.label, self.bar, self.cancel_button):
-            layout.addWidget(w)
-        self.hide()
-
-    def start(self, what: str) -> None:
-        self.label.setText(what)
-        self.bar.setRange(0, 0)
-        self.show()
-
-    def set_progress(self, done: int, total: int) -> None:
-        self.bar.setRange(0, max(total, 1))
-        self.bar.setValue(done)
-
-
 class RowActions(QObject):
     """The timeline rows' actions and menu, built once by the window (``window.row_actions``).
+
+    Args:
+        context: the session (the rows, their redaction), the exporter, the prompter, the
+            bookmarks and guarded replay (the menu's "Replay up to here").
+        view: the timeline's view (its selected rows, its columns shown, its menu).
+        selection: the timeline's selection.
+        filter_bar: the filter bar (the menu's filters, go to time).
+        detail: the detail tabs (the menu's "Show in Views").
+        status: where the results are said, and the jobs' progress shows.
+        actions: makes the actions.
+        bookmark_toggle: Ctrl+B, whose shortcut the menu's bookmark item names.
+        closing: emitted when the window closes (the background work is stopped).
 
     Attributes:
         copy_action: copy the selected rows as TSV (Ctrl+C in the timeline).
@@ -98,34 +84,54 @@ class RowActions(QObject):
         indicator: the status bar's progress and Cancel for background copies and exports.
     """
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = w = window
-        self.exporter = w.context.exporter
-        view = w.timeline
-        self.copy_action = self._action("&Copy rows", lambda: self.copy("tsv"), QKeySequence.StandardKey.Copy,
-                                        "Copy the selected rows as TSV (the columns shown, a header line first)")
-        self.copy_json_action = self._action("Copy as &JSON", lambda: self.copy("json"), "Ctrl+Shift+C",
-                                             "Copy the selected rows' records as JSON")
+    def __init__(
+        self,
+        context: AppContext,
+        view: QTableView,
+        selection: TimelineSelection,
+        filter_bar: FilterBar,
+        detail: DetailTabs,
+        status: StatusLine,
+        actions: ActionFactory,
+        bookmark_toggle: QAction,
+        closing: SignalInstance,
+    ) -> None:
+        super().__init__(view)
+        self.session = context.session
+        self.prompter = context.prompter
+        self.exporter = context.exporter
+        self.replay = context.replay
+        self.bookmarks = context.bookmarks
+        self.view = view
+        self.selection = selection
+        self.filter_bar = filter_bar
+        self.detail = detail
+        self.status = status
+        self.bookmark_toggle = bookmark_toggle
+        make = actions.local  # placed in menus and the view, not window-wide
+        self.copy_action = make("&Copy rows", lambda: self.copy("tsv"), QKeySequence.StandardKey.Copy, None,
+                                "Copy the selected rows as TSV (the columns shown, a header line first)")
+        self.copy_json_action = make("Copy as &JSON", lambda: self.copy("json"), "Ctrl+Shift+C", None,
+                                     "Copy the selected rows' records as JSON")
         for a in (self.copy_action, self.copy_json_action):
             # Ctrl+C copies rows only in the timeline: the payload views and text boxes keep their own.
             a.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             view.addAction(a)
-        self.copy_id_action = self._action("Copy event &id", self.copy_event_ids)
+        self.copy_id_action = make("Copy event &id", self.copy_event_ids)
         self.export_rows_actions = [
-            self._action(f"Export rows as {title}…", lambda _c=False, f=fmt, n=name: self.ask_export_rows(f, n),
-                         "Ctrl+E" if fmt == "csv" else None, "Write the rows shown to a file")
+            make(f"Export rows as {title}…", lambda _c=False, f=fmt, n=name: self.ask_export_rows(f, n),
+                 "Ctrl+E" if fmt == "csv" else None, None, "Write the rows shown to a file")
             for title, fmt, name in ROW_EXPORTS
         ]
         self.export_findings_actions = [
-            self._action(f"Export findings as {title}…", lambda _c=False, f=fmt, n=name: self.ask_export_findings(f, n),
-                         None, "Write what check reports for the character shown to a file")
+            make(f"Export findings as {title}…", lambda _c=False, f=fmt, n=name: self.ask_export_findings(f, n),
+                 None, None, "Write what check reports for the character shown to a file")
             for title, fmt, name in FINDING_EXPORTS
         ]
-        self.goto_time_action = self._action("Go to &time…", w.filter_bar.time.open_goto, "Ctrl+T",
-                                             "Select the first row at or after a time, in journal order")
+        self.goto_time_action = make("Go to &time…", filter_bar.time.open_goto, "Ctrl+T", None,
+                                     "Select the first row at or after a time, in journal order")
         self.indicator = JobIndicator()
-        w.statusBar().addPermanentWidget(self.indicator)
+        status.add_indicator(self.indicator)
         self.indicator.cancel_button.clicked.connect(self.exporter.cancel)
         ex = self.exporter
         ex.started.connect(self.indicator.start)
@@ -134,13 +140,10 @@ class RowActions(QObject):
         ex.cancelled.connect(lambda: self._ended("Cancelled: nothing was copied or written."))
         ex.failed.connect(self._on_failed)
         view.customContextMenuRequested.connect(self._on_context_menu)
-        w.filter_bar.goto_time_requested.connect(self.goto_time)
-        w.closing.connect(ex.shutdown)
+        filter_bar.goto_time_requested.connect(self.goto_time)
+        closing.connect(ex.shutdown)
         #: The last right-click menu (tests look at it).
         self.menu: QMenu | None = None
-
-    def _action(self, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
-        return icons.make_action(self.window, text, slot, shortcut, None, tip)
 
     def add_export_menu(self, file_menu: QMenu) -> QMenu:
         """File ▸ Export (the window's menus are built by ``window_actions``)."""
@@ -154,29 +157,29 @@ class RowActions(QObject):
 
     def selected_rows(self) -> RowSet | None:
         """The selected rows (in journal order), the columns shown, the window's redaction."""
-        tl = self.window.session.shown_timeline()
+        tl = self.session.shown_timeline()
         if tl is None:
             return None
-        refs = self.window.session.timeline_model.refs()
+        refs = self.session.timeline_model.refs()
         picked: array[int] = array("q")
-        for first, last in selected_positions(self.window.timeline):
+        for first, last in selected_positions(self.view):
             picked.extend(refs[first : last + 1])
-        return RowSet(tl, picked, shown_columns(self.window.timeline), self.window.session.redact)
+        return RowSet(tl, picked, shown_columns(self.view), self.session.redact)
 
     def shown_rows(self) -> RowSet | None:
         """Every row shown (the filter's), for File ▸ Export."""
-        tl = self.window.session.shown_timeline()
+        tl = self.session.shown_timeline()
         if tl is None:
             return None
-        refs = self.window.session.timeline_model.refs()[:]  # a snapshot: live rows may come
-        return RowSet(tl, refs, shown_columns(self.window.timeline), self.window.session.redact)
+        refs = self.session.timeline_model.refs()[:]  # a snapshot: live rows may come
+        return RowSet(tl, refs, shown_columns(self.view), self.session.redact)
 
     # -- copies ----------------------------------------------------------------------------------------
 
     def copy(self, fmt: str) -> None:
         rows = self.selected_rows()
         if rows is None or not len(rows.refs):
-            self.window.statusBar().showMessage("Select rows to copy first.", 5000)
+            self.status.show("Select rows to copy first.", 5000)
             return
         self.exporter.copy_rows(rows, fmt)
 
@@ -187,21 +190,21 @@ class RowActions(QObject):
         tl = rows.timeline
         ids = [i for i in (_event_id(tl.row(r)) for r in rows.refs[:100_000]) if i]
         if not ids:
-            self.window.statusBar().showMessage("No event id in the selected rows.", 5000)
+            self.status.show("No event id in the selected rows.", 5000)
             return
         QGuiApplication.clipboard().setText("\n".join(ids))
-        self.window.statusBar().showMessage(f"Copied {len(ids):,} event id{'s' if len(ids) != 1 else ''}.", 5000)
+        self.status.show(f"Copied {len(ids):,} event id{'s' if len(ids) != 1 else ''}.", 5000)
 
     # -- exports ---------------------------------------------------------------------------------------
 
     def _save_path(self, title: str, name: str, suffix: str, name_filter: str) -> str | None:
         start = os.path.join(os.path.expanduser("~"), f"{name}.{suffix}")
-        path = self.window.prompter.choose_save_path(title, start, [name_filter, "All files (*)"])
+        path = self.prompter.choose_save_path(title, start, [name_filter, "All files (*)"])
         if not path:
             return None
         why = self.exporter.refusal(path)
         if why is not None:
-            self.window.prompter.show_error(title, why)
+            self.prompter.show_error(title, why)
             return None
         return path
 
@@ -215,13 +218,13 @@ class RowActions(QObject):
             self.exporter.export_rows(rows, fmt, path)
 
     def ask_export_findings(self, fmt: str, name_filter: str) -> None:
-        session = self.window.session
+        session = self.session
         tl = session.timeline()
         if tl is None or session.folder is None:
             return
         if tl.unchecked:
             # The findings are check's, and rows changed since its last run: they would pass for its verdict.
-            self.window.prompter.show_error(
+            self.prompter.show_error(
                 "Export findings",
                 "Rows changed since the last diagnosis (they read \u201cnot yet checked\u201d). Export the findings "
                 "once the re-diagnosis has been merged, so they are what check says.\n\nNothing was written.",
@@ -235,30 +238,29 @@ class RowActions(QObject):
 
     def _ended(self, message: str) -> None:
         self.indicator.hide()
-        self.window.statusBar().showMessage(message, 10000)
+        self.status.show(message, 10000)
 
     def _on_failed(self, message: str) -> None:
         self.indicator.hide()
-        self.window.prompter.show_error("Copy or export failed", f"{message}\n\nNothing was written.")
+        self.prompter.show_error("Copy or export failed", f"{message}\n\nNothing was written.")
 
     # -- go to time ------------------------------------------------------------------------------------
 
     def goto_time(self, text: str) -> bool:
         """Select the first row shown, in journal order, whose time is at or after ``text``."""
-        w = self.window
-        tl = w.session.shown_timeline()
+        tl = self.session.shown_timeline()
         if tl is None:
             return False
         try:
-            pos = first_at_or_after(tl, w.session.timeline_model.refs(), text)
+            pos = first_at_or_after(tl, self.session.timeline_model.refs(), text)
         except FilterError as exc:
-            w.statusBar().showMessage(f"Go to time: {exc}", 8000)
+            self.status.show(f"Go to time: {exc}", 8000)
             return False
         if pos is None:
-            w.statusBar().showMessage(f"No row shown is at or after {text}.", 8000)
+            self.status.show(f"No row shown is at or after {text}.", 8000)
             return False
-        w.select_position(pos)
-        w.statusBar().showMessage(
+        self.selection.select_position(pos)
+        self.status.show(
             f"The first row at or after {text} in journal order (timestamps are not in order: "
             "a later row can be earlier).",
             8000,
@@ -268,7 +270,7 @@ class RowActions(QObject):
     # -- the rows' menu --------------------------------------------------------------------------------
 
     def _on_context_menu(self, point: Any) -> None:
-        view = self.window.timeline
+        view = self.view
         index = view.indexAt(point)
         if not index.isValid():
             return
@@ -281,11 +283,10 @@ class RowActions(QObject):
     def row_menu(self, pos: int) -> QMenu:
         """The right-click menu of the row at ``pos``: copy, copy event id, filter to this type /
         this entry, show in views, replay up to here, bookmark."""
-        w = self.window
-        model = w.session.timeline_model
+        model = self.session.timeline_model
         ref = model.ref_at(pos)
         row = model.row_at(pos)
-        menu = QMenu(w.timeline)
+        menu = QMenu(self.view)
         self.menu = menu
         menu.addAction(self.copy_action)
         menu.addAction(self.copy_json_action)
@@ -295,7 +296,7 @@ class RowActions(QObject):
         is_event = isinstance(row, EventInfo)
         kind = (row.type or "(no type)") if is_event else DAMAGED_TYPE
         by_type = menu.addAction(f"Filter to this type ({kind})")
-        by_type.triggered.connect(lambda: w.filter_bar.types.only(row.type if is_event else DAMAGED_TYPE))
+        by_type.triggered.connect(lambda: self.filter_bar.types.only(row.type if is_event else DAMAGED_TYPE))
         entry = row.entry if is_event else None
         by_entry = menu.addAction(f"Filter to this entry ({entry})" if entry else "Filter to this entry")
         by_entry.setEnabled(bool(entry))
@@ -304,15 +305,15 @@ class RowActions(QObject):
         views = menu.addAction("Show in Views")
         views.setEnabled(bool(entry))
         views.triggered.connect(lambda: self._show_in_views(pos))
-        replay = w.context.replay
+        replay = self.replay
         here = menu.addAction("Replay up to here…")
         here.setEnabled(replay is not None and is_event and not replay.busy)
         if replay is not None and is_event:
             event_id = row.event_id
             here.triggered.connect(lambda: replay.start_replay(Scope("until", event_id)))
-        bookmarks = w.context.bookmarks
+        bookmarks = self.bookmarks
         on = bookmarks.is_bookmarked(ref)
-        shortcut = w.bookmark_actions.toggle_action.shortcut()  # built before this menu (MainWindow)
+        shortcut = self.bookmark_toggle.shortcut()
         keys = f"\t{shortcut.toString()}" if not shortcut.isEmpty() else ""
         mark = menu.addAction(("Remove bookmark" if on else "Bookmark") + keys)
         mark.setEnabled(is_event)
@@ -320,15 +321,14 @@ class RowActions(QObject):
         return menu
 
     def _filter_entry(self, entry: str) -> None:
-        bar = self.window.filter_bar
+        bar = self.filter_bar
         bar.entry.setText(entry)
         bar.emit_filter()
 
     def _show_in_views(self, pos: int) -> None:
-        w = self.window
-        if w.timeline.currentIndex().row() != pos:
-            w.select_position(pos)
-        w.detail.setCurrentWidget(w.detail.views)
+        if self.selection.position() != pos:
+            self.selection.select_position(pos)
+        self.detail.setCurrentWidget(self.detail.views)
 
 
 def _event_id(row: Any) -> str | None:

@@ -1,137 +1,205 @@
-"""The main window's actions, menus and toolbar (built once, by :class:`MainWindow`)."""
+"""The main window's actions, menus and toolbar: built once, for the window, from the helpers and
+slots they call (:class:`WindowActions`). The window's helpers make their own actions; this module
+places them in the menus."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QMenu, QToolBar
+from PySide6.QtWidgets import QMainWindow, QToolBar
 
+from inspector.controllers.session import SessionController
 from inspector.widgets import icons
+from inspector.widgets.bookmark_actions import BookmarkActions
+from inspector.widgets.find import TimelineFind
+from inspector.widgets.navigation import Navigation
+from inspector.widgets.settings_menu import RecentMenu, SettingsActions
+from inspector.widgets.support_actions import SupportActions
+from inspector.widgets.timeline_menu import RowActions
 
-if TYPE_CHECKING:
-    from inspector.widgets.main_window import MainWindow
+
+@dataclass(frozen=True, slots=True)
+class WindowSlots:
+    """What the window's own actions call: the window's slots (the helpers' are theirs)."""
+
+    open_folder: Callable[[], Any]
+    open_zip: Callable[[], Any]
+    follow: Callable[[bool], Any]
+    redact: Callable[[bool], Any]
+    clear_filter: Callable[[], Any]
+    shortcuts: Callable[[], Any]
+    tour: Callable[[], Any]
+    about: Callable[[], Any]
 
 
-def build_actions(w: MainWindow) -> None:
-    """Create the window's actions (as attributes of ``w``), its menus and its toolbar."""
-    w.open_folder_action = w._action(
-        "Open &folder…",
-        w.ask_open_folder,
-        QKeySequence.StandardKey.Open,
-        icons.OPEN_FOLDER,
-        "Open a memory root or one character's folder",
-    )
-    w.open_zip_action = w._action(
-        "Open &zip export…", w.ask_open_zip, "Ctrl+Shift+O", icons.OPEN_ZIP, "Open a .zip export (read-only)"
-    )
-    w.open_sample_action = w._action("Open the bundled &sample", w.session.open_sample)
-    w.reload_action = w._action(
-        "&Reload",
-        lambda: w.session.reload(),
-        QKeySequence.StandardKey.Refresh,
-        icons.RELOAD,
-        "Read the folder again",
-    )
-    w.quit_action = w._action("&Quit", w.close, QKeySequence.StandardKey.Quit)
-    w.jump_action = w._action(
-        "&Jump to sentinel", w.navigation.jump_to_sentinel, "Ctrl+J", icons.SENTINEL, "Select the sentinel's event"
-    )
-    w.next_problem_action = w._action(
-        "&Next problem",
-        lambda: w.navigation.goto_problem(1),
-        "F8",
-        icons.NEXT_PROBLEM,
-        "Next blocked, orphaned, suspect or damaged row (F8)",
-    )
-    w.previous_problem_action = w._action(
-        "&Previous problem",
-        lambda: w.navigation.goto_problem(-1),
-        "Shift+F8",
-        icons.PREVIOUS_PROBLEM,
-        "Previous problem (Shift+F8)",
-    )
-    w.goto_action = w._action(
-        "&Go to event…", w.navigation.ask_goto_event, "Ctrl+G", icons.GOTO, "Select an event by id, id prefix or #index"
-    )
-    w.follow_action = w._action(
-        "&Follow new events",
-        w._on_follow_triggered,
-        "Ctrl+End",
-        icons.FOLLOW,
-        "Keep the newest event in view (pauses when you scroll up)",
-    )
-    w.follow_action.setCheckable(True)
-    w.follow_action.setChecked(True)
-    w.redact_action = w._action(
-        "&Redact text",
-        w._on_redact_triggered,
-        "Ctrl+Shift+R",
-        icons.REDACT,
-        "Hide entry text and chat content (for screenshots)",
-    )
-    w.redact_action.setCheckable(True)
-    w.clear_filter_action = w._action("&Clear filter", w.filter_bar.clear, "Ctrl+Shift+F")
-    w.shortcuts_action = w._action("&Keyboard shortcuts", w.show_shortcuts, QKeySequence.StandardKey.HelpContents)
-    w.about_action = w._action("&About memory-inspector", w.show_about)
+@dataclass(frozen=True, slots=True)
+class WindowHelpers:
+    """The window's helpers whose actions the menus place."""
 
-    menu = w.menuBar()
-    file_menu = menu.addMenu("&File")
-    file_menu.addAction(w.open_folder_action)
-    file_menu.addAction(w.open_zip_action)
-    file_menu.addAction(w.open_sample_action)
-    w.recent_menu = QMenu("Open &recent", w)
-    file_menu.addMenu(w.recent_menu)
-    file_menu.addAction(w.settings_actions.clear_recent_action)
-    file_menu.addSeparator()
-    file_menu.addAction(w.reload_action)
-    w.row_actions.add_export_menu(file_menu)
-    w.support_actions.add_to_file_menu(file_menu)  # support bundle, compare
-    file_menu.addSeparator()
-    file_menu.addAction(w.quit_action)
-    view_menu = menu.addMenu("&View")
-    view_menu.addAction(w.redact_action)
-    view_menu.addAction(w.follow_action)
-    view_menu.addAction(w.clear_filter_action)
-    view_menu.addSeparator()
-    view_menu.addMenu(w.settings_actions.theme_menu)
-    settings = w.settings_actions
-    for a in (settings.zoom_in_action, settings.zoom_out_action, settings.reset_zoom_action):
-        view_menu.addAction(a)
-    go_menu = menu.addMenu("&Go")
-    for a in (w.jump_action, w.next_problem_action, w.previous_problem_action, w.goto_action):
-        go_menu.addAction(a)
-    go_menu.addAction(w.row_actions.goto_time_action)
-    go_menu.addSeparator()
-    for a in (w.finder.find_action, w.finder.find_next_action, w.finder.find_previous_action):
-        go_menu.addAction(a)
-    go_menu.addSeparator()
-    marks = w.bookmark_actions
-    for a in (marks.toggle_action, marks.next_action, marks.previous_action):
-        go_menu.addAction(a)
-    #: Actions that change a folder (guarded replay, restore) are added here by the composition root.
-    w.tools_menu = menu.addMenu("&Tools")
-    help_menu = menu.addMenu("&Help")
-    help_menu.addAction(w.shortcuts_action)
-    help_menu.addAction(w._action("Window &tour", w.show_tour))
-    help_menu.addAction(w.about_action)
-    w._refresh_recent_menu()
+    navigation: Navigation
+    finder: TimelineFind
+    bookmarks: BookmarkActions
+    settings: SettingsActions
+    recent_menu: RecentMenu
+    rows: RowActions
+    support: SupportActions
 
-    toolbar = QToolBar("Main")
-    toolbar.setObjectName("MainToolbar")
-    # Its constructor asked the style sheet for metrics before it had this name: polish it again, so
-    # that the sheet's rule for it applies from the start as after a theme switch (issue 27 item 9).
-    toolbar.style().unpolish(toolbar)
-    toolbar.style().polish(toolbar)
-    toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-    toolbar.setMovable(False)
-    for a in (w.open_folder_action, w.open_zip_action, w.reload_action):
-        toolbar.addAction(a)
-    toolbar.addSeparator()
-    for a in (w.jump_action, w.previous_problem_action, w.next_problem_action, w.goto_action):
-        toolbar.addAction(a)
-    toolbar.addSeparator()
-    toolbar.addAction(w.follow_action)
-    toolbar.addAction(w.redact_action)
-    w.addToolBar(toolbar)
+
+class WindowActions:
+    """The window's own actions, its menus and its toolbar, placed on ``host``.
+
+    Args:
+        host: the window (the menus' and the toolbar's, and ``quit_action`` closes it).
+        actions: makes the window-wide actions.
+        session: opens the sample, reloads.
+        slots: the window's slots its actions call.
+        helpers: the helpers whose actions the menus place.
+
+    Attributes:
+        open_folder_action, open_zip_action, open_sample_action, reload_action, quit_action: File.
+        jump_action, next_problem_action, previous_problem_action, goto_action: Go.
+        follow_action, redact_action, clear_filter_action: View (follow and redact are checkable).
+        shortcuts_action, about_action: Help.
+        tools_menu: Tools (the composition root's guarded replay and restore are added to it).
+        toolbar: the main toolbar.
+    """
+
+    def __init__(
+        self,
+        host: QMainWindow,
+        actions: icons.ActionFactory,
+        session: SessionController,
+        slots: WindowSlots,
+        helpers: WindowHelpers,
+    ) -> None:
+        a, nav = actions, helpers.navigation
+        self.open_folder_action = a(
+            "Open &folder…",
+            slots.open_folder,
+            QKeySequence.StandardKey.Open,
+            icons.OPEN_FOLDER,
+            "Open a memory root or one character's folder",
+        )
+        self.open_zip_action = a(
+            "Open &zip export…", slots.open_zip, "Ctrl+Shift+O", icons.OPEN_ZIP, "Open a .zip export (read-only)"
+        )
+        self.open_sample_action = a("Open the bundled &sample", session.open_sample)
+        self.reload_action = a(
+            "&Reload",
+            lambda: session.reload(),
+            QKeySequence.StandardKey.Refresh,
+            icons.RELOAD,
+            "Read the folder again",
+        )
+        self.quit_action = a("&Quit", host.close, QKeySequence.StandardKey.Quit)
+        self.jump_action = a(
+            "&Jump to sentinel", nav.jump_to_sentinel, "Ctrl+J", icons.SENTINEL, "Select the sentinel's event"
+        )
+        self.next_problem_action = a(
+            "&Next problem",
+            lambda: nav.goto_problem(1),
+            "F8",
+            icons.NEXT_PROBLEM,
+            "Next blocked, orphaned, suspect or damaged row (F8)",
+        )
+        self.previous_problem_action = a(
+            "&Previous problem",
+            lambda: nav.goto_problem(-1),
+            "Shift+F8",
+            icons.PREVIOUS_PROBLEM,
+            "Previous problem (Shift+F8)",
+        )
+        self.goto_action = a(
+            "&Go to event…", nav.ask_goto_event, "Ctrl+G", icons.GOTO, "Select an event by id, id prefix or #index"
+        )
+        self.follow_action = a(
+            "&Follow new events",
+            slots.follow,
+            "Ctrl+End",
+            icons.FOLLOW,
+            "Keep the newest event in view (pauses when you scroll up)",
+        )
+        self.follow_action.setCheckable(True)
+        self.follow_action.setChecked(True)
+        self.redact_action = a(
+            "&Redact text",
+            slots.redact,
+            "Ctrl+Shift+R",
+            icons.REDACT,
+            "Hide entry text and chat content (for screenshots)",
+        )
+        self.redact_action.setCheckable(True)
+        self.clear_filter_action = a("&Clear filter", slots.clear_filter, "Ctrl+Shift+F")
+        self.shortcuts_action = a("&Keyboard shortcuts", slots.shortcuts, QKeySequence.StandardKey.HelpContents)
+        self.about_action = a("&About memory-inspector", slots.about)
+        self._build_menus(host, a, slots, helpers)
+        self.toolbar = self._build_toolbar(host)
+
+    def _build_menus(
+        self, host: QMainWindow, a: icons.ActionFactory, slots: WindowSlots, helpers: WindowHelpers
+    ) -> None:
+        menu = host.menuBar()
+        file_menu = menu.addMenu("&File")
+        file_menu.addAction(self.open_folder_action)
+        file_menu.addAction(self.open_zip_action)
+        file_menu.addAction(self.open_sample_action)
+        file_menu.addMenu(helpers.recent_menu)
+        file_menu.addAction(helpers.recent_menu.clear_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.reload_action)
+        helpers.rows.add_export_menu(file_menu)
+        helpers.support.add_to_file_menu(file_menu)  # support bundle, compare
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        view_menu = menu.addMenu("&View")
+        view_menu.addAction(self.redact_action)
+        view_menu.addAction(self.follow_action)
+        view_menu.addAction(self.clear_filter_action)
+        view_menu.addSeparator()
+        settings = helpers.settings
+        view_menu.addMenu(settings.theme_menu)
+        for action in (settings.zoom_in_action, settings.zoom_out_action, settings.reset_zoom_action):
+            view_menu.addAction(action)
+        go_menu = menu.addMenu("&Go")
+        for action in (self.jump_action, self.next_problem_action, self.previous_problem_action, self.goto_action):
+            go_menu.addAction(action)
+        go_menu.addAction(helpers.rows.goto_time_action)
+        go_menu.addSeparator()
+        finder = helpers.finder
+        for action in (finder.find_action, finder.find_next_action, finder.find_previous_action):
+            go_menu.addAction(action)
+        go_menu.addSeparator()
+        marks = helpers.bookmarks
+        for action in (marks.toggle_action, marks.next_action, marks.previous_action):
+            go_menu.addAction(action)
+        #: Actions that change a folder (guarded replay, restore) are added here by the composition root.
+        self.tools_menu = menu.addMenu("&Tools")
+        help_menu = menu.addMenu("&Help")
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addAction(a("Window &tour", slots.tour))
+        help_menu.addAction(self.about_action)
+        helpers.recent_menu.refresh()
+
+    def _build_toolbar(self, host: QMainWindow) -> QToolBar:
+        toolbar = QToolBar("Main")
+        toolbar.setObjectName("MainToolbar")
+        # Its constructor asked the style sheet for metrics before it had this name: polish it again, so
+        # that the sheet's rule for it applies from the start as after a theme switch (issue 27 item 9).
+        toolbar.style().unpolish(toolbar)
+        toolbar.style().polish(toolbar)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.setMovable(False)
+        for action in (self.open_folder_action, self.open_zip_action, self.reload_action):
+            toolbar.addAction(action)
+        toolbar.addSeparator()
+        for action in (self.jump_action, self.previous_problem_action, self.next_problem_action, self.goto_action):
+            toolbar.addAction(action)
+        toolbar.addSeparator()
+        toolbar.addAction(self.follow_action)
+        toolbar.addAction(self.redact_action)
+        host.addToolBar(toolbar)
+        return toolbar

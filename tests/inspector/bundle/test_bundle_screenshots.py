@@ -56,7 +56,9 @@ def grabs(monkeypatch):
         tl = self.session.timeline()
         blocked = tl.diagnosis.blocked if tl is not None else None
         seen[str(self.session.current)] = {
-            "redact": self.session.redact and self.redact_action.isChecked() and self.status_redacted.isVisible(),
+            "redact": self.session.redact
+            and self.window_actions.redact_action.isChecked()
+            and self.status_redacted.isVisible(),
             "texts": rendered_texts(self),
             "title": self.windowTitle(),
             "selected": self.selected_ref(),

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gui
 
 def test_f1_lists_every_shortcut_and_the_list_is_searchable(qtbot, inspector_window) -> None:  # noqa: F811
     window = inspector_window
-    assert window.shortcuts_action.shortcut().toString() == "F1"
+    assert window.window_actions.shortcuts_action.shortcut().toString() == "F1"
     dialog = window.show_shortcuts()
     qtbot.addWidget(dialog)
     rows = dict(dialog.visible_rows())

@@ -60,7 +60,7 @@ def test_compare_with_a_cloud_save_shows_the_download_preview(qtbot, window, tmp
     assert "replaces: reflections.json" in text and "view.replaced" in text
     assert 'status "pending" in the view, "confirmed" by the journal' in text
     assert "until the memory server process restarts" in text
-    window.redact_action.setChecked(True)
+    window.window_actions.redact_action.setChecked(True)
     assert panel.text.toPlainText() != "" and (tree_hashes(built.anchor), tree_hashes(local.path)) == before
 
 

@@ -100,8 +100,8 @@ def test_redaction_hides_text_everywhere_it_is_rendered(qtbot, loaded):
     assert SECRET in model.index(archive, COL_SUMMARY).data()
     assert SECRET in repr(dump(event.tree_model)) and SECRET in event.raw.toPlainText()
 
-    window.redact_action.trigger()
-    assert window.redact_action.isChecked() and window.session.redact
+    window.window_actions.redact_action.trigger()
+    assert window.window_actions.redact_action.isChecked() and window.session.redact
     assert SECRET not in model.index(archive, COL_SUMMARY).data()
     assert "‹text · 28 chars · " in model.index(archive, COL_SUMMARY).data()
     rendered = repr(dump(event.tree_model))
@@ -115,7 +115,7 @@ def test_redaction_hides_text_everywhere_it_is_rendered(qtbot, loaded):
     from PySide6.QtGui import QGuiApplication
 
     assert SECRET not in QGuiApplication.clipboard().text()
-    window.redact_action.trigger()
+    window.window_actions.redact_action.trigger()
     assert SECRET in model.index(archive, COL_SUMMARY).data()
 
 

@@ -69,7 +69,7 @@ def test_the_sentinel_tag_covers_no_cell(qtbot, inspector_window, tmp_path):  # 
     open_and_wait(qtbot, window, two_characters(tmp_path / "memory"))
     view = window.timeline
     model = window.session.timeline_model
-    window.jump_action.trigger()
+    window.window_actions.jump_action.trigger()
     view.clearSelection()
     [(tag, strip)] = [(t, s) for t, s in _assert_tags_cover_no_cell(view) if t.kind == "sentinel"]
     assert "30 applied · 1 pending · 1 blocked" in tag.label  # check's counts, each state apart
@@ -325,4 +325,4 @@ def test_the_window_is_usable_at_900_by_600(qtbot, inspector_window):  # noqa: F
     extension = next(b for b in toolbar.findChildren(QToolButton) if b.objectName() == "qt_toolbar_ext_button")
     assert extension.isVisible()
     hidden = [a for a in toolbar.actions() if not a.isSeparator() and not toolbar.widgetForAction(a).isVisible()]
-    assert window.redact_action in hidden
+    assert window.window_actions.redact_action in hidden

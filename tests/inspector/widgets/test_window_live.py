@@ -76,16 +76,16 @@ def test_follow_pauses_on_scroll_up_and_one_action_resumes(qtbot, shown):
     view, model = window.timeline, window.session.timeline_model
     bar = view.verticalScrollBar()
     qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
-    assert view.following and window.follow_action.isChecked()
+    assert view.following and window.window_actions.follow_action.isChecked()
 
     bar.setValue(0)  # the user scrolls up
-    assert not view.following and not window.follow_action.isChecked()
+    assert not view.following and not window.window_actions.follow_action.isChecked()
     rows = model.rowCount()
     _write_in_thread(root, value=1.0)
     qtbot.waitUntil(lambda: model.rowCount() == rows + 1, timeout=WAIT_MS)
     assert bar.value() == 0  # paused: the view stays where the user put it
 
-    window.follow_action.trigger()  # one action resumes
+    window.window_actions.follow_action.trigger()  # one action resumes
     assert view.following and bar.value() == bar.maximum()
     _write_in_thread(root, value=2.0)
     qtbot.waitUntil(lambda: model.rowCount() == rows + 2, timeout=WAIT_MS)
@@ -146,18 +146,18 @@ def test_a_whole_session_writes_nothing_in_the_folder(qtbot, shown):
     window.filter_bar.states.set_selected({"pending", "blocked"})
     window.filter_bar.clear()
     window.timeline.selectRow(3)
-    window.next_problem_action.trigger()
+    window.window_actions.next_problem_action.trigger()
     window.detail.setCurrentWidget(window.detail.views)
     window.timeline.selectRow(session.timeline_model.rowCount() - 2)  # pending: a dry run in a scratch copy
     qtbot.waitUntil(lambda: "Replaying" in window.detail.views.preview_title.text(), timeout=WAIT_MS)
-    window.jump_action.trigger()
+    window.window_actions.jump_action.trigger()
     window.timeline.verticalScrollBar().setValue(0)
-    window.follow_action.trigger()
+    window.window_actions.follow_action.trigger()
     window.set_redact(True)
     window.characters.select_name("bob")
     window.detail.views.files.setCurrentIndex(window.detail.views.files.count() - 1)
     with qtbot.waitSignal(session.loaded, timeout=WAIT_MS):
-        window.reload_action.trigger()
+        window.window_actions.reload_action.trigger()
     qtbot.waitUntil(lambda: not session.busy, timeout=WAIT_MS)
     window.close()
     assert tree_hashes(root) == before

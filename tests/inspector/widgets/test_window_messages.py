@@ -29,16 +29,16 @@ def test_no_problems_goes_when_another_character_is_shown_and_f8_finds_one(qtbot
     _sample(qtbot, window)
     bar = window.statusBar()
     window.session.show_character("healthy")
-    window.next_problem_action.trigger()
+    window.window_actions.next_problem_action.trigger()
     assert bar.currentMessage().startswith(NO_PROBLEMS)
     window.session.show_character("wedged-merge")  # a character with a blocked row
     assert not bar.currentMessage().startswith(NO_PROBLEMS)
-    window.next_problem_action.trigger()
+    window.window_actions.next_problem_action.trigger()
     assert window.selected_row() is not None and window.session.timeline().state(window.selected_ref()) != "applied"
     assert not bar.currentMessage().startswith(NO_PROBLEMS)
     # and when the rows shown change under it: a filter
     window.session.show_character("healthy")
-    window.next_problem_action.trigger()
+    window.window_actions.next_problem_action.trigger()
     assert bar.currentMessage().startswith(NO_PROBLEMS)
     window.filter_bar.text.setText("reflection")
     qtbot.waitUntil(lambda: not bar.currentMessage().startswith(NO_PROBLEMS), timeout=WAIT_MS)

@@ -140,12 +140,12 @@ def test_file_menu_open_folder_and_recent_locations(qtbot, inspector_window, tmp
     b = two_characters(tmp_path / "b")
     window.prompter.folder = str(a)
     with qtbot.waitSignal(window.session.loaded, timeout=WAIT_MS):
-        window.open_folder_action.trigger()
-    assert window.open_folder_action.shortcut().toString() == "Ctrl+O"
+        window.window_actions.open_folder_action.trigger()
+    assert window.window_actions.open_folder_action.shortcut().toString() == "Ctrl+O"
     open_and_wait(qtbot, window, b)
     assert [act.text() for act in window.recent_menu.actions()] == [str(b), str(a)]
     assert replay_target(window.session) == (str(b), "alice")  # what Tools ▸ Replay… acts on
-    assert [act.text() for act in window.tools_menu.actions()] == ["Replay…", "Restore backup…"]
+    assert [act.text() for act in window.window_actions.tools_menu.actions()] == ["Replay…", "Restore backup…"]
     with qtbot.waitSignal(window.session.loaded, timeout=WAIT_MS):
         window.recent_menu.actions()[1].trigger()
     assert window.session.location.path == a
@@ -228,10 +228,10 @@ def test_redaction_shows_in_the_title_and_the_status_bar(qtbot, inspector_window
     open_and_wait(qtbot, inspector_window, root)
     plain = inspector_window.windowTitle()
     assert "(redacted)" not in plain and inspector_window.status_redacted.isHidden()
-    inspector_window.redact_action.trigger()
+    inspector_window.window_actions.redact_action.trigger()
     assert inspector_window.windowTitle() == f"{plain} (redacted)"
     assert not inspector_window.status_redacted.isHidden()
-    inspector_window.redact_action.trigger()
+    inspector_window.window_actions.redact_action.trigger()
     assert inspector_window.windowTitle() == plain and inspector_window.status_redacted.isHidden()
 
 

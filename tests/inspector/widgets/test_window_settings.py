@@ -117,7 +117,7 @@ def test_zoom_applies_to_the_tables_and_detail_views_and_is_kept(qtbot, make_ins
 
 def test_clear_recent_forgets_the_recent_folders(qtbot, make_inspector_window, tmp_path):  # noqa: F811
     window = make_inspector_window()
-    clear = window.settings_actions.clear_recent_action
+    clear = window.recent_menu.clear_action
     assert not clear.isEnabled()
     root = two_characters(tmp_path / "memory")
     open_and_wait(qtbot, window, root)

@@ -47,7 +47,7 @@ def test_sentinel_marker_is_drawn_under_its_row(qtbot, loaded):
     assert pos == 29 and model.ref_at(pos) == loaded.session.timeline().sentinel.index
     assert "30 applied · 1 pending · 1 blocked" in loaded.sentinel_bar.label.text()  # check's counts
     assert model.sentinel_label() == "30 applied · 1 pending · 1 blocked"
-    loaded.jump_action.trigger()
+    loaded.window_actions.jump_action.trigger()
     assert view.currentIndex().row() == pos
     view.clearSelection()
     rect = view.sentinel_marker_rect()
@@ -132,29 +132,29 @@ def test_filters_by_type_state_text_and_entry(qtbot, loaded):
     bar.emit_filter()
     assert {r[3] for r in dump(model)} == {"ref_0000000000000003"}
     assert model.rowCount() == 7
-    loaded.clear_filter_action.trigger()
+    loaded.window_actions.clear_filter_action.trigger()
     assert model.rowCount() == 32
 
 
 def test_problem_keys_go_to_event_and_findings(qtbot, loaded):
     window = loaded
     model = window.session.timeline_model
-    window.next_problem_action.trigger()
+    window.window_actions.next_problem_action.trigger()
     assert window.selected_ref() == 31
     assert "Wrapped" not in window.statusBar().currentMessage()
     assert "Why blocked" in window.detail.event_detail.reason.text()
-    window.previous_problem_action.trigger()
+    window.window_actions.previous_problem_action.trigger()
     assert window.selected_ref() == 31  # the only problem: wraps onto itself, and says so
     assert window.statusBar().currentMessage() == "Wrapped around to the last problem."
     tl = window.session.timeline()
     window.prompter.event_id = tl.events.event_id(5)[:8]
-    window.goto_action.trigger()
+    window.window_actions.goto_action.trigger()
     assert window.selected_ref() == 5
     window.prompter.event_id = "#12"
-    window.goto_action.trigger()
+    window.window_actions.goto_action.trigger()
     assert window.selected_ref() == 12
     window.prompter.event_id = "no-such-event"
-    window.goto_action.trigger()
+    window.window_actions.goto_action.trigger()
     assert window.prompter.errors[-1][0] == "Go to event"
     findings = window.session.findings_model
     row = next(r for r in range(findings.rowCount()) if findings.index(r, 1).data() == "replay.blocked")
