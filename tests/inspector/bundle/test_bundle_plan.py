@@ -18,6 +18,7 @@ from inspector.core.bundle import rules as R
 from inspector.core.bundle.journal import redact_journal
 from inspector.core.bundle.redact import BundleRedactor, id_shaped, not_id_shaped
 from inspector.core.redaction import Redactor
+from journal import layout
 from tests.inspector.bundle.conftest import INPUTS, SECRET
 
 _JOURNAL = R.KINDS["journal"]
@@ -41,7 +42,7 @@ class CountingRedactor(BundleRedactor):
 
 
 def _views(folder: Path) -> list[bytes]:
-    return [p.read_bytes() for p in sorted(folder.glob("*.json")) if R.JSON_FILES.get(p.name) == "view"]
+    return [p.read_bytes() for p in sorted(folder.glob("*.json")) if layout.JSON_FILES.get(p.name) == "view"]
 
 
 def redacted_both_ways(journal: Path) -> tuple[bytes, bytes, BundleRedactor, BundleRedactor]:
