@@ -23,6 +23,7 @@ from inspector.core import export
 from inspector.core.export import RowSet
 from inspector.core.jobs import CancelToken
 from inspector.core.text import count
+from inspector.core.timeline import UNCHECKED, CharacterTimeline
 from journal import fs
 from journal.diagnosis import Diagnosis
 
@@ -95,6 +96,16 @@ class ExportController(SingleJobController):
         if self.session.folder is not None:
             opened.append(self.session.folder.diagnosis.root)
         return next((why for why in (export.refused_target(target, o) for o in opened) if why), None)
+
+    def findings_refusal(self, tl: CharacterTimeline) -> str | None:
+        """Why the findings of ``tl`` may not be exported now (``None``: they may). They are
+        check's: once rows changed since its last run, they would pass for its verdict."""
+        if not tl.unchecked:
+            return None
+        return (
+            f"Rows changed since the last diagnosis (they read \u201c{UNCHECKED}\u201d). Export the findings "
+            "once the re-diagnosis has been merged, so they are what check says.\n\nNothing was written."
+        )
 
     def _refused(self, target: str | os.PathLike[str]) -> bool:
         why = self.refusal(target)

@@ -222,13 +222,9 @@ class RowActions(QObject):
         tl = session.timeline()
         if tl is None or session.folder is None:
             return
-        if tl.unchecked:
-            # The findings are check's, and rows changed since its last run: they would pass for its verdict.
-            self.prompter.show_error(
-                "Export findings",
-                "Rows changed since the last diagnosis (they read \u201cnot yet checked\u201d). Export the findings "
-                "once the re-diagnosis has been merged, so they are what check says.\n\nNothing was written.",
-            )
+        why = self.exporter.findings_refusal(tl)
+        if why is not None:
+            self.prompter.show_error("Export findings", why)
             return
         suffix = "json" if fmt == "json" else "txt"
         path = self._save_path("Export findings", f"{tl.name}-findings", suffix, name_filter)
