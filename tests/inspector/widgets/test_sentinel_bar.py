@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from inspector.core.timeline import SentinelState
-from inspector.widgets.timeline_view import GUARDED_TITLE, SentinelBar
+from inspector.widgets.timeline_bars import GUARDED_TITLE, SentinelBar
 
 pytestmark = pytest.mark.gui
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from inspector.widgets.server_start import SUBTITLE, TITLE
-from inspector.widgets.timeline_view import GUARDED_TITLE
+from inspector.widgets.timeline_bars import GUARDED_TITLE
 from tests.inspector.widgets.test_dialogs_fit_the_screen import _probe
 
 pytestmark = pytest.mark.gui
