@@ -1,4 +1,4 @@
-"""Suite-wide setup: headless Qt, and no leaked threads."""
+"""Suite-wide setup: headless Qt, no leaked threads, and the fault regime's summary over every worker."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 import threading
 
 import pytest
+
+from tests.faults import tally
 
 # Set before anything imports Qt: every Qt test in this suite runs headless unless a test
 # deliberately starts a real X server (the Xvfb smoke test).
@@ -47,3 +49,25 @@ def pytest_collection_modifyitems(items):
         fixtures = getattr(item, "fixturenames", ())
         if "qtbot" in fixtures or "qapp" in fixtures or "/widgets/" in str(item.fspath):
             item.add_marker(pytest.mark.gui)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its fault-regime tally to the controller (``workeroutput``)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[tally.OUTPUT_KEY] = tally.worker_output()
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent when the suite runs in one process
+def pytest_testnodedown(node, error):
+    """The controller adds up each worker's fault-regime tally as the worker ends."""
+    tally.merge(getattr(node, "workeroutput", {}).get(tally.OUTPUT_KEY, {}))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """What the fault regime exercised in this run (all workers), and any invariant violation."""
+    lines = tally.summary_lines()
+    if lines:
+        terminalreporter.write_sep("=", "fault regime")
+        for line in lines:
+            terminalreporter.write_line(line)

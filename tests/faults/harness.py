@@ -38,33 +38,6 @@ from tests.faults.scenarios import CHAR, SCENARIOS
 REPO = Path(__file__).resolve().parents[2]
 
 
-# -- counters for the end-of-run summary ------------------------------------------------------------------
-
-COUNTS: dict[str, float] = {
-    "crash states": 0,
-    "recovery crash states": 0,
-    "fault cases": 0,
-    "silent successes": 0,
-    "kills": 0,
-    "kill soak seconds": 0,
-    "acknowledged events": 0,
-    "fuzz examples": 0,
-    "soak seconds": 0,
-    "violations": 0,
-}
-VIOLATIONS: list[str] = []
-
-
-def count(name: str, n: float = 1) -> None:
-    COUNTS[name] = COUNTS.get(name, 0) + n
-
-
-def violation(message: str) -> None:
-    """Record an invariant violation (the test asserts there are none at its end)."""
-    COUNTS["violations"] += 1
-    VIOLATIONS.append(message)
-
-
 # -- folders -------------------------------------------------------------------------------------------------
 
 

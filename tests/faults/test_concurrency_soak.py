@@ -37,7 +37,7 @@ from journal import EventLog, Reconciler, UnappliedTailError, read_journal, read
 from journal.events import JOURNAL_NAME
 from journal.views import load_view
 from tests.faults import model
-from tests.faults.harness import REPO, count, snapshot_files, temp_litter, violation
+from tests.faults.harness import REPO, snapshot_files, temp_litter
 from tests.faults.scenarios import (
     CHAR,
     SOAK_PERSONA,
@@ -48,6 +48,7 @@ from tests.faults.scenarios import (
     refl_evidence,
     seeds_from_views,
 )
+from tests.faults.tally import count, violation
 
 SECONDS = float(os.environ.get("MI_SOAK_SECONDS", "30"))
 COMPACT_EVERY = 8.0

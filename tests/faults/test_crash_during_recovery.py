@@ -22,15 +22,14 @@ from tests.faults.harness import (
     Zygote,
     check_crashed,
     check_recovered,
-    count,
     crash_and_check,
     dry_pass,
     reconcile,
     scratch_dir,
-    violation,
     zygote,
 )
 from tests.faults.scenarios import SCENARIOS
+from tests.faults.tally import count, violation
 
 #: Distinct starting states per scenario, and how many crash points are tried to find them.
 STATES_PER_SCENARIO = 3

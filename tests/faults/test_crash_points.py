@@ -17,15 +17,14 @@ from tests.faults import crashkit
 from tests.faults.harness import (
     Baseline,
     check_recovered,
-    count,
     crash_and_check,
     dry_pass,
     reconcile,
     scratch_dir,
-    violation,
     zygote,
 )
 from tests.faults.scenarios import SCENARIOS
+from tests.faults.tally import count, violation
 
 
 def test_the_scenarios_have_at_least_300_crash_points_and_a_clean_durability_order():

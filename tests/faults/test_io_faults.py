@@ -27,13 +27,12 @@ from tests.faults.harness import (
     Baseline,
     check_crashed,
     check_recovered,
-    count,
     dry_pass,
     reconcile,
     scratch_dir,
-    violation,
 )
 from tests.faults.scenarios import SCENARIOS
+from tests.faults.tally import count, violation
 
 ERRNOS = (errno.EIO, errno.ENOSPC, errno.EACCES)
 MODES = ("once-before", "once-after", "persistent")

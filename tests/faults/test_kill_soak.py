@@ -24,8 +24,9 @@ import pytest
 
 from journal import read_journal
 from journal.events import JOURNAL_NAME
-from tests.faults.harness import Baseline, check_recovered, count, reconcile, violation, zygote
+from tests.faults.harness import Baseline, check_recovered, reconcile, zygote
 from tests.faults.scenarios import CHAR, prepare_soak
+from tests.faults.tally import count, violation
 
 KILLS = int(os.environ.get("MI_SOAK_KILLS", "200"))
 SEED = int(os.environ.get("MI_SOAK_SEED", "7"))

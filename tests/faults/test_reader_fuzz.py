@@ -46,7 +46,7 @@ from journal import (
     make_event,
     read_journal,
 )
-from tests.faults.harness import count
+from tests.faults.tally import count
 
 BOM = b"\xef\xbb\xbf"
 _rng = random.Random(20260501)

@@ -45,9 +45,10 @@ from journal.events import JOURNAL_NAME
 from journal.reader import read_journal
 from journal.repair import DAMAGED_NAME, plan_repair, read_damaged, reassemble, repair_journal, rewrite
 from tests.faults import crashkit
-from tests.faults.harness import REPO, Baseline, Zygote, check_crashed, count, scratch_dir, snapshot_files, violation
+from tests.faults.harness import REPO, Baseline, Zygote, check_crashed, scratch_dir, snapshot_files
 from tests.faults.repair_scenarios import REPAIR_SCENARIOS
 from tests.faults.scenarios import CHAR
+from tests.faults.tally import count, violation
 from tests.faults.test_io_faults import Inject, _cases
 from tests.journal import _repair_kit as kit
 
