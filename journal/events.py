@@ -6,7 +6,8 @@ import json
 import uuid
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast, get_args
+from operator import attrgetter
+from typing import Annotated, Any, Literal, Union, cast, get_args
 
 import msgspec
 
@@ -221,11 +222,67 @@ _NO_KEYS = EntryKeys()
 _ENTRY_KEY_FIELDS = frozenset(EntryKeys.__struct_fields__)
 
 
+# -- what an event touches ---------------------------------------------------------------------
+
+#: The payload fields that name the entry an event touches, by the family its type starts with
+#: (``reflection.``, ``persona.``; any other type names none): the entry is their values joined
+#: with ``/``, when each is a non-empty string. The one home of that rule: :func:`entry_ref` reads
+#: it, and the reader's summary records of the declared types are generated from it
+#: (:data:`SUMMARY_TYPES`), so that the decoder itself checks those fields.
+ENTRY_FIELDS: dict[str, tuple[str, ...]] = {
+    "reflection": ("reflection_id",),
+    "persona": ("entity_key", "entry_id"),
+}
+
+#: The types whose payload keys say more than their entry (an archive's shard and snapshot, a
+#: merge's ``absorbed_into``: :func:`journal.handlers.archive_target`): their summaries keep the
+#: whole :class:`EntryKeys`.
+KEYED_TYPES: frozenset[str] = frozenset({"reflection.state_changed", "persona.fact_added"})
+
+
+def entry_fields(event_type: str) -> tuple[str, ...]:
+    """The payload fields that name the entry of an event of ``event_type`` (:data:`ENTRY_FIELDS`)."""
+    family, dot, _ = event_type.partition(".")
+    return ENTRY_FIELDS.get(family, ()) if dot else ()
+
+
+def entry_ref(event_type: object, payload: Any) -> str | None:
+    """The entry an event touches: ``reflection_id``, or ``"<entity_key>/<entry_id>"``
+    (:data:`ENTRY_FIELDS`); ``None`` when it names none.
+
+    ``payload`` is the payload, or its keys as a summary decoded them (:class:`EntryKeys`, or the
+    keys of a type's own summary: a field it lacks is absent).
+    """
+    if not isinstance(event_type, str):
+        return None
+    names = entry_fields(event_type)
+    if not names:
+        return None
+    if isinstance(payload, dict):
+        values = list(map(payload.get, names))
+    elif isinstance(payload, msgspec.Struct):  # read as attributes
+        values = [getattr(payload, name, None) for name in names]
+    else:
+        return None
+    named: list[str] = []
+    for value in values:
+        if not (isinstance(value, str) and value):
+            return None
+        named.append(value)
+    return "/".join(named)
+
+
 class EventSummary(msgspec.Struct, gc=False):
     """One journal record without its payload: what a diagnosis of a million events keeps.
 
     The same record as :class:`Event`, read by the same reader; only the payload's entry keys are
     kept (:class:`EntryKeys`). Re-read the payload from :attr:`offset` when it is needed.
+
+    This is the exact path's summary (any type, any payload). A record of a declared type whose
+    entry-naming fields are strings or absent is decoded into that type's own summary instead
+    (:data:`SUMMARY_TYPES`), which has the same attributes: ``type``, :attr:`entry` and
+    :attr:`keeps` as class attributes, and ``keys`` only the fields that name the entry (the whole
+    :class:`EntryKeys` for the :data:`KEYED_TYPES`).
     """
 
     event_id: EventId
@@ -234,6 +291,87 @@ class EventSummary(msgspec.Struct, gc=False):
     keys: EntryKeys = msgspec.field(name="payload", default=_NO_KEYS)
     line: int = msgspec.field(name="(reader) line", default=0)
     offset: int = msgspec.field(name="(reader) offset", default=-1)
+
+    @property
+    def entry(self) -> str | None:
+        """The entry the event touches (:func:`entry_ref`)."""
+        return entry_ref(self.type, self.keys)
+
+    @property
+    def keeps(self) -> bool:
+        """Whether its keys may say more than its entry (:data:`KEYED_TYPES`)."""
+        return self.type in KEYED_TYPES
+
+
+#: A string the decoder takes only when it is not empty (the exact path says what else it is).
+_NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+def _joined(getter: Callable[[Any], Any]) -> Callable[[Any], str | None]:
+    def entry(summary: Any) -> str | None:
+        values = getter(summary)
+        return None if None in values else "/".join(values)
+
+    return entry
+
+
+def _summary_type(event_type: str) -> type[Any]:
+    """The summary record of one declared type, generated from :data:`ENTRY_FIELDS`.
+
+    Its entry-naming fields decode as a non-empty string or ``None`` (absent or null); any other
+    value fails the decode, and that line takes the exact path (:class:`EventSummary`). So
+    :attr:`entry` is those values joined, without a rule of its own.
+    """
+    names = entry_fields(event_type)
+    stem = "".join(part.title() for part in event_type.replace("_", ".").split("."))
+    namespace: dict[str, Any] = {"type": event_type, "keeps": event_type in KEYED_TYPES}
+    if event_type in KEYED_TYPES:
+        keys: Any = EntryKeys
+        default: Any = _NO_KEYS
+        namespace["entry"] = EventSummary.entry
+    else:
+        keys = msgspec.defstruct(
+            f"{stem}Keys",
+            [(name, _NonEmpty | None, None) for name in names],
+            module=__name__,
+            gc=False,
+            frozen=True,
+        )
+        default = keys()
+        if not names:
+            namespace["entry"] = None
+        elif len(names) == 1:
+            namespace["entry"] = property(attrgetter(f"keys.{names[0]}"))
+        else:
+            namespace["entry"] = property(_joined(attrgetter(*(f"keys.{name}" for name in names))))
+    return msgspec.defstruct(
+        f"{stem}Summary",
+        [
+            ("event_id", EventId),
+            ("ts", str, ""),
+            ("keys", keys, msgspec.field(name="payload", default=default)),
+            ("line", int, msgspec.field(name="(reader) line", default=0)),
+            ("offset", int, msgspec.field(name="(reader) offset", default=-1)),
+        ],
+        module=__name__,
+        namespace=namespace,
+        tag_field="type",
+        tag=event_type,
+        gc=False,
+    )
+
+
+#: The summary record of each declared type, by type (:func:`_summary_type`): one tagged union
+#: the reader's summaries decoder takes, so a record's ``type`` picks its fields.
+SUMMARY_TYPES: dict[str, type[Any]] = {name: _summary_type(name) for name in get_args(DeclaredType)}
+for _cls in SUMMARY_TYPES.values():
+    globals()[_cls.__name__] = _cls  # importable by name: a summary pickles
+for _cls in {c.__annotations__["keys"] for c in SUMMARY_TYPES.values()} - {EntryKeys}:
+    globals()[_cls.__name__] = _cls
+del _cls
+
+#: What the reader's summaries decoder decodes a record into.
+SummaryRecord = Union[tuple(SUMMARY_TYPES.values())]  # type: ignore[valid-type]  # noqa: UP007
 
 
 def make_event(

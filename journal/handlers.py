@@ -36,6 +36,7 @@ from journal.errors import (
     ViewDriftError,
 )
 from journal.events import ALL_EVENT_TYPES, EntryKeys
+from journal.events import entry_ref as entry_ref  # what an event touches: its home is the vocabulary
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE, shard_entry_ids, validate_shard_name
 from journal.stores import Store
 from journal.views import PERSONA, REFLECTIONS
@@ -498,32 +499,6 @@ def block_reason(exc: BaseException) -> tuple[str, str]:
 
 
 # -- what an event touches -------------------------------------------------------------------------
-
-
-def entry_ref(event_type: object, payload: Any) -> str | None:
-    """The entry an event touches: ``reflection_id``, or ``"<entity_key>/<entry_id>"``.
-
-    ``payload`` is the payload, or its :class:`~journal.events.EntryKeys`.
-    """
-    if not isinstance(event_type, str):
-        return None
-    if payload.__class__ is EntryKeys:  # its fields, read as attributes (a million of these in a check)
-        keyed = True
-    elif isinstance(payload, (dict, EntryKeys)):
-        keyed = False
-    else:
-        return None
-    if event_type.startswith("reflection."):
-        rid = payload.reflection_id if keyed else payload.get("reflection_id")
-        return rid if isinstance(rid, str) and rid else None
-    if event_type.startswith("persona."):
-        if keyed:
-            ek, eid = payload.entity_key, payload.entry_id
-        else:
-            ek, eid = payload.get("entity_key"), payload.get("entry_id")
-        if isinstance(ek, str) and isinstance(eid, str) and ek and eid:
-            return f"{ek}/{eid}"
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from journal.events import (
     EntryKeys,
     Event,
     EventSummary,
+    SummaryRecord,
     is_unicode,
 )
 
@@ -100,7 +101,9 @@ Record = Event | EventSummary
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 _EVENT_DECODER = msgspec.json.Decoder(Event)
-_SUMMARY_DECODER = msgspec.json.Decoder(EventSummary)
+#: Summaries decode into their type's own record (:data:`journal.events.SUMMARY_TYPES`), which
+#: checks the fields that name the entry; a record it refuses takes the exact path.
+_SUMMARY_DECODER: msgspec.json.Decoder[Any] = msgspec.json.Decoder(SummaryRecord)
 
 
 @dataclass(frozen=True, slots=True)

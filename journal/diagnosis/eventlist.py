@@ -11,7 +11,6 @@ from typing import Any, overload
 
 from journal.diagnosis.states import EVENT_STATES, EventInfo
 from journal.events import EntryKeys, EventSummary
-from journal.handlers import entry_ref
 
 _STATE_CODE = {name: i for i, name in enumerate(EVENT_STATES)}
 
@@ -197,10 +196,13 @@ class EventList(MutableSequence[EventInfo]):
         self._intern: dict[str, str] = {}  # one string object per entry
         self.extend(items)
 
-    def take_records(self, records: list[EventSummary]) -> None:
-        """Append the reader's records, pending, each with its entry worked out once.
+    def take_records(self, records: list[Any]) -> None:
+        """Append the reader's summary records, pending, each with its entry worked out once.
 
-        Only the columns are kept. An event keeps its :class:`~journal.events.EntryKeys` only
+        Only the columns are kept. A record says its entry itself (``entry``: its type's summary
+        decoded the fields that name it, :data:`journal.events.SUMMARY_TYPES`; the exact path's
+        :class:`~journal.events.EventSummary` asks :func:`journal.handlers.entry_ref`). An event
+        of the :data:`~journal.events.KEYED_TYPES` keeps its :class:`~journal.events.EntryKeys`
         where they say more than its entry (an archive event's shard and snapshot id, a merge's
         ``absorbed_into``: :meth:`keys`); the others' keys are dropped, since their entry is in
         :attr:`entries` (a million copies of a few thousand ids would otherwise stay alive).
@@ -216,11 +218,12 @@ class EventList(MutableSequence[EventInfo]):
         kept = self._keys
         entries = self.entries
         for i, rec in enumerate(records, n0):
-            keys = rec.keys
-            ref = entry_ref(rec.type, keys)
+            ref = rec.entry
             entries.append(None if ref is None else keep(ref, ref))
-            if keys.archive_shard_path is not None or keys.absorbed_into is not None:
-                kept[i] = keys
+            if rec.keeps:
+                keys = rec.keys
+                if keys.archive_shard_path is not None or keys.absorbed_into is not None:
+                    kept[i] = keys
 
     # -- one field of event i, or of every event -----------------------------------------------
 
@@ -248,7 +251,8 @@ class EventList(MutableSequence[EventInfo]):
         return sorted(self._keys.items(), key=itemgetter(0))
 
     def record(self, i: int) -> EventSummary:
-        """The reader's record of event ``i``, built again from the columns."""
+        """The reader's record of event ``i``, built again from the columns (as the exact path
+        builds it: an :class:`~journal.events.EventSummary`)."""
         etype: Any = self._types[i]
         return EventSummary(self._ids[i], etype, self.ts(i), self.keys(i), self._lines[i], self._offsets[i])
 

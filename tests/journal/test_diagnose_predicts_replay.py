@@ -91,9 +91,7 @@ def _reference(path: Path) -> tuple[Any, ...]:
     read = read_journal(path)
     events = [(e.event_id, e.type, e.ts, e.line, e.offset, entry_ref(e.type, e.payload)) for e in read.events]
     archives = [
-        (i, archive_target(e.type, e.payload))
-        for i, e in enumerate(read.events)
-        if isinstance(e.payload, dict) and e.payload.get("archive_shard_path") is not None
+        (i, target) for i, e in enumerate(read.events) if (target := archive_target(e.type, e.payload)) is not None
     ]
     return events, read.defects, read.lines, read.size, archives
 
@@ -103,9 +101,7 @@ def _scanned(path: Path) -> tuple[Any, ...]:
     ev = scan.events
     records = [ev.record(i) for i in range(len(ev))]
     events = [(r.event_id, r.type, r.ts, r.line, r.offset, ev.entries[i]) for i, r in enumerate(records)]
-    archives = [
-        (i, archive_target(r.type, r.keys)) for i, r in enumerate(records) if r.keys.archive_shard_path is not None
-    ]
+    archives = [(i, target) for i, r in enumerate(records) if (target := archive_target(r.type, r.keys)) is not None]
     return events, scan.defects, scan.lines, scan.size, archives
 
 
