@@ -3,11 +3,12 @@
     .venv/bin/python bench/bench_plan.py [--events N] [--pending K] [--entries N] [--repeat N]
                                          [--keep DIR] [--apply] [--no-precompile]
 
-The character is ``bench_check``'s generated one (a few thousand reflections and persona entries,
-evidence updates, merges with matching text hashes, lifecycle changes and archives), cut so that
-its last ``--pending`` events are not applied yet: the views and the sentinel are those of the
-events before them, and the pending events (evidence updates, merges, state changes and a few
-archives into new shards) change the views when replayed.
+The character is the benchmarks' generated one (``bench/benchkit.py``: a few thousand reflections
+and persona entries, evidence updates, merges with matching text hashes, lifecycle changes and
+archives), with ``--pending`` events appended by the same generator loop and not applied yet
+(``benchkit.append_pending``): the views and the sentinel are those of the events before them, and
+the pending events (evidence updates, merges, state changes and a few archives into new shards)
+change the views when replayed.
 
 One run measures, round by round on the same file and the same (warm) page cache, each as a child
 process (wall time including interpreter start-up, peak RSS from ``wait4``), the best of
@@ -25,95 +26,24 @@ record's): ``replay PATH --yes`` on a copy of the folder, with the backup in a t
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
-import random
 import shutil
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_check import _ts, generate_character, orjson_loop, precompile, run_child  # noqa: E402
+from benchkit import CHARACTER, append_pending, generate_character, orjson_loop, precompile, run_child  # noqa: E402
 
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event, make_event  # noqa: E402
-from journal.views import PERSONA, REFLECTIONS  # noqa: E402
-
-CHARACTER = "bench"
+from journal.events import JOURNAL_NAME, SENTINEL_NAME  # noqa: E402
 
 #: Targets: dry run / check (wall), dry run / check (peak RSS).
 TARGET_TIME = 3.0
 TARGET_RSS = 1.5
-
-
-def append_pending(char_dir: Path, start: int, pending: int, seed: int = 28) -> None:
-    """Append ``pending`` events after the journal's ``start`` events, leaving the views and the
-    sentinel as they are: every one of them is pending, and most change their entry."""
-    rng = random.Random(seed)
-    reflections = json.loads((char_dir / REFLECTIONS).read_text(encoding="utf-8"))
-    persona = json.loads((char_dir / PERSONA).read_text(encoding="utf-8"))
-    live = [e for e in reflections if isinstance(e, dict)]
-    entries = [(key, e) for key, section in persona.items() for e in section["facts"]]
-    base = time.mktime((2026, 1, 1, 0, 0, 0, 0, 0, -1))
-    shards = 0
-    with open(char_dir / JOURNAL_NAME, "ab", buffering=1 << 20) as fh:
-        for i in range(start, start + pending):
-            ts = _ts(base, i)
-            eid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-            r = rng.random()
-            values = {
-                "reinforcement": round(rng.random() * 3, 3),
-                "disputation": round(rng.random(), 3),
-                "rein_last_signal_at": ts,
-                "sub_zero_days": rng.randrange(3),
-                "user_fact_reinforce_count": rng.randrange(5),
-            }
-            payload: dict[str, Any]
-            if r < 0.005 and len(live) > 1:
-                entry = live.pop(rng.randrange(len(live)))
-                shard = f"2026-03-{1 + shards % 28:02d}_{0x28000000 + shards // 20:08x}.json"
-                shards += 1
-                snap = {**entry, "archived_at": ts, "status": "archived", "archive_shard_path": shard}
-                payload = {
-                    "reflection_id": entry["id"],
-                    "from": entry["status"],
-                    "to": "archived",
-                    "archive_shard_path": shard,
-                    "archived_at": ts,
-                    "entry_snapshot": snap,
-                }
-                etype = "reflection.state_changed"
-            elif r < 0.55:
-                payload = {"reflection_id": live[rng.randrange(len(live))]["id"], **values, "source": "user_fact"}
-                etype = "reflection.evidence_updated"
-            elif r < 0.88:
-                key, entry = entries[rng.randrange(len(entries))]
-                payload = {"entity_key": key, "entry_id": entry["id"], **values, "source": "user_confirm"}
-                etype = "persona.evidence_updated"
-            elif r < 0.94:
-                key, entry = entries[rng.randrange(len(entries))]
-                payload = {
-                    "entity_key": key,
-                    "entry_id": entry["id"],
-                    "rewrite_text_sha256": hashlib.sha256(entry["text"].encode()).hexdigest(),
-                    **values,
-                    "merged_from_ids": [*entry["merged_from_ids"], live[rng.randrange(len(live))]["id"]][-8:],
-                    "source": "promote_merge",
-                }
-                etype = "persona.entry_updated"
-            else:
-                entry = live[rng.randrange(len(live))]
-                to = rng.choice(("confirmed", "promoted", "denied"))
-                payload = {"reflection_id": entry["id"], "from": entry["status"], "to": to, "ts": ts}
-                etype = "reflection.state_changed"
-            fh.write(encode_event(make_event(eid, etype, ts, payload)))
 
 
 def plan_character(keep: str | None, events: int, pending: int, entries: int) -> tuple[Path, str | None]:
@@ -199,7 +129,7 @@ def measure_apply(char_dir: Path) -> None:
 
 
 def run_child_env(cmd: list[str], env: dict[str, str]) -> tuple[float, int, int, bytes, float]:
-    """:func:`bench_check.run_child` with another environment."""
+    """:func:`benchkit.run_child` with another environment."""
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
