@@ -25,8 +25,9 @@ from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count, one_line
 from journal.chat import DEFAULT_MINUTES, ChatError, ChatRead, parse_naive_time, read_chat, window_around
 from journal.chat.turns import NO_LINK, db_of
-from journal.diagnosis import CharacterDiagnosis, DiagnosisInputError, diagnose_path
+from journal.diagnosis import DiagnosisInputError
 from journal.diagnosis.eventlist import find_events
+from journal.diagnosis.lookup import CharacterJournal, character_journal
 
 PROG = "memory-inspector chat"
 SCHEMA = 1
@@ -74,9 +75,8 @@ def _minutes(text: str) -> int:
 def run_chat(args: argparse.Namespace) -> int:
     """Run the command for parsed ``args``; returns the exit code."""
     try:
-        diagnosis = diagnose_path(args.path, character=args.character)
-        with diagnosis:
-            c = diagnosis.only_character()
+        # Only the journal's events are needed (to find the one --around names), not a diagnosis.
+        with character_journal(args.path, character=args.character, read_events=args.around is not None) as c:
             event, start, end = _window(c, args)
             read = read_chat(db_of(c.path), start=start, end=end, folder=c.path)
     except DiagnosisInputError as exc:
@@ -94,7 +94,7 @@ def run_chat(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def _window(c: CharacterDiagnosis, args: argparse.Namespace) -> tuple[dict[str, Any] | None, Any, Any]:
+def _window(c: CharacterJournal, args: argparse.Namespace) -> tuple[dict[str, Any] | None, Any, Any]:
     """The event asked about (``None`` with ``--between``) and the window of time."""
     if args.between is not None:
         t1, t2 = (parse_naive_time(t) for t in args.between)

@@ -87,6 +87,38 @@ def diagnose_character(
     return c.diag
 
 
+def read_character_journal(
+    char_dir: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    recorded: RecordedCharacter | None = None,
+) -> CharacterDiagnosis:
+    """The journal step of :func:`diagnose_character` alone, for a command that only looks an event
+    up (``chat --around``): the journal read as the diagnosis reads it (the one reader; a journal
+    linked out of ``root`` refused, a bundle's unreadable journal unreadable, a FIFO never waited
+    on), and nothing after it: no views, checks, replay or server model.
+
+    Its events' states are not decided (each reads ``pending``) and its findings are only those
+    of reading the journal (``input.refused``, ``journal.absent``); a command that shows states or
+    findings diagnoses the folder. Arguments as :func:`diagnose_character`'s.
+    """
+    cd = Path(char_dir)
+    c = Character(
+        CharacterDiagnosis(name if name is not None else cd.name, str(cd.absolute())),
+        cd,
+        os.path.realpath(root if root is not None else cd),
+        default_registry(),
+        Findings(),
+        None,
+    )
+    c.recorded = recorded
+    _read_journal(c, None if progress is None else _bounded(progress, journal_size(cd)))
+    c.diag.findings = c.findings.result()
+    return c.diag
+
+
 def journal_size(cd: Path) -> int:
     """The size of a character's journal (0 when it cannot be read), for progress totals."""
     try:
