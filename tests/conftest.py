@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,15 @@ from tests.faults import tally
 # Set before anything imports Qt: every Qt test in this suite runs headless unless a test
 # deliberately starts a real X server (the Xvfb smoke test).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Each test process (each pytest-xdist worker) has user folders of its own, so no test reads or
+# writes the real user's recent list, layout, backups or launcher lock, and two workers never share
+# one; the child processes tests start inherit them. A test about these folders sets its own.
+_USER_FOLDERS = Path(tempfile.mkdtemp(prefix="mi-test-user-"))
+atexit.register(shutil.rmtree, _USER_FOLDERS, ignore_errors=True)
+for _var, _name in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("NEKO_RUNTIME_STATE_DIR", "runtime")):
+    os.environ[_var] = str(_USER_FOLDERS / _name)
+os.environ.pop("MEMORY_INSPECTOR_CONFIG_DIR", None)  # inspector.core.dirs.CONFIG_DIR_ENV
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +62,17 @@ def pytest_collection_modifyitems(items):
         fixtures = getattr(item, "fixturenames", ())
         if "qtbot" in fixtures or "qapp" in fixtures or "/widgets/" in str(item.fspath):
             item.add_marker(pytest.mark.gui)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook, like pytest_testnodedown below
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (the suite's addopts): a worker per core for the suite or a folder of it, but a
+    run of named test files or tests stays in one process, where starting and filling workers costs
+    more than it gains; ``None`` leaves the count to pytest-xdist (its own implementation)."""
+    named = [arg.split("::")[0] for arg in config.args]
+    if named and all((config.invocation_params.dir / arg).is_file() for arg in named):
+        return 0
+    return None
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
