@@ -19,7 +19,8 @@ import pytest
 
 from inspector.widgets.screen_fit import SCREEN_SHARE
 
-pytestmark = pytest.mark.gui
+# One worker runs the module, so each screen size is probed once (the fixture ``probe``).
+pytestmark = [pytest.mark.gui, pytest.mark.xdist_group("dialog-fit-probe")]
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,6 +52,19 @@ def _probe(tmp_path: Path, width: int, height: int, probe: str = "_dialog_fit_pr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def probe(tmp_path_factory):
+    """The probe's answer for a screen size, one child process per size for the whole module."""
+    shown: dict[tuple[int, int], list[dict]] = {}
+
+    def answer(width: int, height: int) -> list[dict]:
+        if (width, height) not in shown:
+            shown[width, height] = _probe(tmp_path_factory.mktemp(f"screen{width}x{height}"), width, height)
+        return shown[width, height]
+
+    return answer
+
+
 def _inside(inner: list[int], outer: list[int]) -> bool:
     x, y, w, h = inner
     ox, oy, ow, oh = outer
@@ -58,8 +72,8 @@ def _inside(inner: list[int], outer: list[int]) -> bool:
 
 
 @pytest.mark.parametrize(("width", "height"), [(900, 600), (1366, 768)])
-def test_every_dialog_and_its_buttons_fit_the_screen(tmp_path, width, height):
-    shown = _probe(tmp_path, width, height)
+def test_every_dialog_and_its_buttons_fit_the_screen(probe, width, height):
+    shown = probe(width, height)
     assert {d["name"] for d in shown} == DIALOGS
     for d in shown:
         name, frame, avail = d["name"], d["frame"], d["available"]
@@ -84,8 +98,8 @@ def test_every_dialog_and_its_buttons_fit_the_screen(tmp_path, width, height):
     assert any(t.startswith("Park") for t in plan["buttons"])
 
 
-def test_long_event_labels_elide_in_the_middle_with_the_whole_text_on_hover(tmp_path):
-    shown = _probe(tmp_path, 900, 600)
+def test_long_event_labels_elide_in_the_middle_with_the_whole_text_on_hover(probe):
+    shown = probe(900, 600)
     plan = next(d for d in shown if d["name"] == "replay park plan")
     labels = [c for c in plan["combos"] if c["text"]]
     assert labels, plan["combos"]
