@@ -30,8 +30,10 @@ from tests.faults.tally import count, violation
 
 KILLS = int(os.environ.get("MI_SOAK_KILLS", "200"))
 SEED = int(os.environ.get("MI_SOAK_SEED", "7"))
-#: A safety bound only: the default run takes well under a minute.
-TIME_CAP = max(120.0, KILLS * 0.6)
+#: A safety bound only: the default run takes well under a minute (8 s on an idle machine), but
+#: beside the suite's other workers on a loaded machine (load 8) fsyncs are slow and the loop runs
+#: on until enough writes were acknowledged; the cap leaves it the time to get there.
+TIME_CAP = max(300.0, KILLS * 1.5)
 
 
 class Acks:
