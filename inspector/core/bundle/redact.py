@@ -111,8 +111,10 @@ class BundleRedactor:
     to key, ids, names and paths to key, values that stay) and applies it, so a journal's million
     payloads of a dozen shapes are not walked key by key. Both take each key's rule from
     :func:`~inspector.core.bundle.rules.rule_for` and each string's decision from the same
-    per-rule step (:meth:`string_step`); a nested list, an unknown shape past
-    :data:`_PLANS_MAX` or a nesting too deep for the plan's frames takes the generic walk.
+    per-rule step (:meth:`string_step`). A list of strings is stepped item by item; a nested dict,
+    any other list, a shape past :data:`_PLANS_MAX` and a record nested too deep for the plan's
+    frames take the generic walk. A payload's event type names the plan tried first (a type's
+    payloads mostly share one shape).
 
     Attributes:
         base: the token and keyed-value maker.
