@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from inspector.core.bundle import journal as bundle_journal
 from inspector.core.bundle import redact as redact_module
 from inspector.core.bundle import rules as R
 from inspector.core.bundle.journal import redact_journal
@@ -227,3 +228,16 @@ def test_a_printable_string_has_no_whitespace_but_a_space() -> None:
 def test_ids_told_at_once_are_those_told_one_by_one(values: list[str]) -> None:
     """check.txt's list of ids to key: a batch told at once equals the rule asked per id."""
     assert not_id_shaped(values) == [v for v in values if not id_shaped(v)]
+
+
+def test_a_batch_of_only_blank_lines_keeps_the_line_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that holds only blank lines (more of them than one read takes): the next event
+    stays on its line (the count of lines written once went back to 0 there)."""
+    monkeypatch.setattr(bundle_journal, "_CHUNK", 4096)
+    rec = '{"event_id": "e%d", "type": "reflection.evidence_updated", "ts": "", "payload": {}}\n'
+    journal = tmp_path / "events.ndjson"
+    journal.write_text(rec % 1 + "\n" * 10_000 + rec % 2 + "\n\n")
+    out = b"".join(redact_journal(journal, BundleRedactor(Redactor(SECRET))))
+    lines = journal.read_bytes().split(b"\n")
+    assert len(out.split(b"\n")) == len(lines)
+    assert [i for i, x in enumerate(out.split(b"\n")) if x] == [i for i, x in enumerate(lines) if x] == [0, 10_001]
