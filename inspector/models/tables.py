@@ -125,7 +125,9 @@ class FindingTableModel(RowTableModel):
             return state_color(self._palette_source(), state) if state else None
         if role == Qt.ItemDataRole.ToolTipRole:
             # Rich text, so that Qt wraps a long message to the screen instead of one line wider than it.
-            return f"<p>{html.escape(self._message(row))}</p>"
+            # The severity's cell may show its icon alone in a narrow pane: its tip names it first.
+            head = f"<b>{html.escape(row.severity)}</b>: " if column == 0 else ""
+            return f"<p>{head}{html.escape(self._message(row))}</p>"
         return None
 
     def full_text(self, row: Finding) -> str:

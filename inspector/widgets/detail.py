@@ -7,10 +7,11 @@ import json
 import re
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QObject, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QFrame,
     QHBoxLayout,
@@ -20,6 +21,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QStyle,
+    QStyleOptionViewItem,
     QTableView,
     QTabWidget,
     QToolButton,
@@ -45,6 +48,7 @@ from inspector.models.timeline_model import (
 )
 from inspector.widgets import icons
 from inspector.widgets.find import MatchDelegate, MatchHighlighter
+from inspector.widgets.pane_columns import CELL_MARGINS, ElidingDelegate, PaneColumn, PaneColumns
 
 
 def _mono() -> QFont:
@@ -538,6 +542,53 @@ class ViewsPanel(QWidget):
         self.preview_box.setVisible(bool(text))
 
 
+COL_SEVERITY, COL_CODE, COL_MESSAGE, COL_WHERE = range(4)
+MESSAGE_FLOOR_CHARS = 12
+
+#: How the Findings columns share a narrow pane, most important first: the code whole, the
+#: severity's icon, the start of the message (about 40 characters), then the severity's word and
+#: the event or file; the message takes the rest (:class:`~inspector.widgets.pane_columns.PaneColumns`).
+FINDING_COLUMNS = (
+    PaneColumn(COL_CODE),
+    PaneColumn(COL_MESSAGE, cap_chars=40),
+    PaneColumn(COL_SEVERITY, floor_px=16 + CELL_MARGINS),
+    PaneColumn(COL_WHERE, floor_chars=4),
+)
+
+_SEVERITY_ICONS = {
+    "error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+    "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+    "info": QStyle.StandardPixmap.SP_MessageBoxInformation,
+}
+
+
+class SeverityDelegate(ElidingDelegate):
+    """The Findings table's cells: the severity with its icon, the icon alone when the column is
+    too narrow for its word (the word stays the cell's text: on hover, for accessibility, in a
+    copy); the message elided at its end, the event or file in the middle."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__({COL_MESSAGE: Qt.TextElideMode.ElideRight, COL_WHERE: Qt.TextElideMode.ElideMiddle}, parent)
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        """Override: the severity's icon, and its word only when it fits whole."""
+        super().initStyleOption(option, index)
+        if index.column() != COL_SEVERITY:
+            return
+        pixmap = _SEVERITY_ICONS.get(str(index.data()))
+        if pixmap is None:
+            return
+        widget = option.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        option.icon = style.standardIcon(pixmap, None, widget)
+        option.features |= QStyleOptionViewItem.ViewItemFeature.HasDecoration
+        option.decorationSize = QSize(16, 16)
+        # The view measures a cell with an empty rect (its natural width: icon and word).
+        room = option.rect.width()
+        if room and room < 16 + option.fontMetrics.horizontalAdvance(option.text) + CELL_MARGINS:
+            option.text = ""
+
+
 class FindingsPanel(QWidget):
     """The diagnosis findings of the shown character.
 
@@ -556,8 +607,12 @@ class FindingsPanel(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the full message is the tooltip
         self.table.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a code squeezed keeps both ends
+        # The message elides at its end (its start is what reads), the event id or file in the
+        # middle; the whole of both is on hover and in the box below.
+        self.table.setItemDelegate(SeverityDelegate(self.table))
+        self.columns = PaneColumns(self.table, FINDING_COLUMNS, COL_MESSAGE, self._message_floor())
         self.reset_columns()
         self.table.activated.connect(self._on_activated)
         self.table.doubleClicked.connect(self._on_activated)
@@ -607,18 +662,14 @@ class FindingsPanel(QWidget):
             QGuiApplication.clipboard().setText(self.full.toPlainText())
 
     def reset_columns(self) -> None:
-        """Widths that fit a severity, the longest code and a message of about 60 characters; the
-        last column takes the room left (a narrow pane scrolls instead of squeezing the message)."""
-        header = self.table.horizontalHeader()
-        fm = self.table.fontMetrics()
-        widths = (fm.horizontalAdvance("warning") + 18, fm.horizontalAdvance("server.duplicate_replayed") + 14)
-        for col in range(header.count()):
-            header.setSectionHidden(col, False)
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            header.moveSection(header.visualIndex(col), col)
-        for col, width in enumerate((*widths, fm.averageCharWidth() * 60)):
-            header.resizeSection(col, width)
-        header.setStretchLastSection(True)
+        """The default layout: every column in view, fitted to the pane (:data:`FINDING_COLUMNS`),
+        the message taking the room the others leave; fitted again as the pane changes, until the
+        user lays the columns out."""
+        self.columns.reset()
+
+    def _message_floor(self) -> int:
+        """The message's least width: about a dozen characters (80 px at the usual font)."""
+        return max(80, self.table.fontMetrics().averageCharWidth() * MESSAGE_FLOOR_CHARS)
 
     def _on_activated(self, index: QModelIndex) -> None:
         finding = self.model.data(index, ROW_ROLE)

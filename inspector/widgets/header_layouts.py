@@ -12,6 +12,19 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 #: Bumped when the default columns change, so that a layout saved by an older version is ignored.
 LAYOUT_VERSION = 1
 
+#: A header's dynamic property: ``True`` while its table fits its own columns to the pane (see
+#: :mod:`inspector.widgets.pane_columns`), which the user did not lay out: nothing to keep.
+AUTO_FIT_PROPERTY = "autoFitColumns"
+
+
+def auto_fitted(header: QHeaderView) -> bool:
+    """Whether ``header``'s table fits its columns itself (the user has not laid them out)."""
+    return bool(header.property(AUTO_FIT_PROPERTY))
+
+
+def set_auto_fitted(header: QHeaderView, on: bool) -> None:
+    header.setProperty(AUTO_FIT_PROPERTY, on)
+
 
 def column_menu(view: QTableView, reset: Callable[[], None] | None = None) -> QMenu:
     """The header's context menu: one checkable entry per column (shown or hidden), and "Reset
@@ -89,10 +102,18 @@ class HeaderLayouts:
             ok = bool(header.restoreState(state))
         except (TypeError, ValueError):
             return False
-        return ok and header.count() == count
+        if ok and header.count() == count:
+            set_auto_fitted(header, False)  # the user's layout wins over any fitting
+            return True
+        return False
 
     def save(self, name: str, header: QHeaderView) -> None:
+        """Keep ``header``'s layout as ``name``; a layout the table fitted itself is not the user's:
+        it is forgotten, so that the next window fits its own pane again."""
         if self.settings is None:
+            return
+        if auto_fitted(header):
+            self.forget(name)
             return
         self.settings.setValue(self._key(name), header.saveState())
         self.settings.sync()

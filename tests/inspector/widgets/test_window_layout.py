@@ -186,11 +186,20 @@ def test_the_header_menu_hides_and_shows_columns(qtbot, inspector_window, tmp_pa
     assert [a.text() for a in findings.actions() if a.isCheckable()] == ["Severity", "Code", "Message", "Event / file"]
 
 
-def test_the_findings_message_column_is_wide_enough_to_read(qtbot, inspector_window):  # noqa: F811
+def test_the_findings_message_takes_the_room_the_other_columns_leave(qtbot, inspector_window):  # noqa: F811
     window = _shown(qtbot, inspector_window, 900, 600)
     _open_sample(qtbot, window)
+    window.detail.setCurrentWidget(window.detail.findings)
     table = window.detail.findings.table
-    assert table.columnWidth(2) >= table.fontMetrics().averageCharWidth() * 50
+    qtbot.waitUntil(lambda: table.model().rowCount() > 0 and table.viewport().width() > 0)
+    widths = [table.columnWidth(c) for c in range(4)]
+    room = table.viewport().width()
+    assert sum(widths) == room and table.horizontalScrollBar().maximum() == 0  # every column in view
+    assert table.columnWidth(2) >= 80
+    wider = table.columnWidth(2)
+    window.resize(1200, 600)  # a wider pane: the message takes the room it gains
+    qtbot.waitUntil(lambda: table.viewport().width() > room)
+    assert table.columnWidth(2) > wider and sum(table.columnWidth(c) for c in range(4)) == table.viewport().width()
     finding = table.model().index(0, 2)
     tip = finding.data(3)  # its tooltip is the full message, as rich text Qt wraps (issue 27 item 5)
     assert finding.data(0) and html.unescape(tip.removeprefix("<p>").removesuffix("</p>")) == finding.data(0)
@@ -218,6 +227,34 @@ def test_header_layouts_are_kept_in_the_users_settings_between_runs(qtbot, make_
     assert header.logicalIndex(0) == COL_STATE
     assert second.detail.findings.table.horizontalHeader().sectionSize(2) == 333
     assert not second.timeline.auto_fit
+    open_and_wait(qtbot, second, root)  # shown, fed rows and resized, the user's widths still win
+    second.detail.setCurrentWidget(second.detail.findings)
+    _shown(qtbot, second, 1000, 700)
+    qtbot.waitUntil(lambda: second.width() == 1000)
+    assert second.detail.findings.table.horizontalHeader().sectionSize(2) == 333
+    assert header.sectionSize(COL_TYPE) == 77
+
+
+def test_findings_columns_the_user_never_laid_out_are_not_kept(qtbot, make_inspector_window, tmp_path):  # noqa: F811
+    """The Findings columns fit the pane they are in: a run that only looked keeps no widths for
+    the next window; a run that laid them out keeps them, until Reset columns fits them again."""
+    root = two_characters(tmp_path / "memory")
+    first = _shown(qtbot, make_inspector_window())
+    open_and_wait(qtbot, first, root)
+    first.close()
+    settings = QSettings(str(tmp_path / "config" / "layout.ini"), QSettings.Format.IniFormat)
+    assert settings.value("layout/v1/findings") is None
+    second = _shown(qtbot, make_inspector_window(), 900, 600)
+    panel = second.detail.findings
+    assert panel.columns.auto_fit
+    panel.table.horizontalHeader().resizeSection(1, 50)  # the user narrows Code
+    assert not panel.columns.auto_fit
+    second.resize(1100, 600)
+    qtbot.waitUntil(lambda: second.width() == 1100)
+    assert panel.table.columnWidth(1) == 50  # not fitted again
+    panel.reset_columns()
+    assert panel.columns.auto_fit and panel.table.columnWidth(1) != 50
+    assert sum(panel.table.columnWidth(c) for c in range(4)) == panel.table.viewport().width()
 
 
 def test_columns_the_user_never_laid_out_fit_the_next_window_again(qtbot, make_inspector_window, tmp_path):  # noqa: F811
