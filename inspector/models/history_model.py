@@ -34,6 +34,9 @@ def changes_text(before: Point | None, point: Point, redact: bool) -> str:
     return "; ".join(parts)
 
 
+COL_INDEX, COL_STATE, COL_EFFECT, COL_TYPE, COL_TS, COL_CHANGED = range(6)
+
+
 class HistoryTableModel(RowTableModel):
     """The points of one entry history, one row each (fed by :meth:`set_history`).
 
@@ -57,12 +60,12 @@ class HistoryTableModel(RowTableModel):
     def set_redact(self, on: bool) -> None:
         self.redact = on
         if self._rows:
-            self.dataChanged.emit(self.index(0, 5), self.index(len(self._rows) - 1, 5))
+            self.dataChanged.emit(self.index(0, COL_CHANGED), self.index(len(self._rows) - 1, COL_CHANGED))
 
     def set_palette(self, palette: QPalette) -> None:
         self._palette = QPalette(palette)
         if self._rows:
-            self.dataChanged.emit(self.index(0, 1), self.index(len(self._rows) - 1, 1))
+            self.dataChanged.emit(self.index(0, COL_STATE), self.index(len(self._rows) - 1, COL_STATE))
 
     def row_of(self, index: int) -> int | None:
         """The row of event ``index`` (``None``: the entry's history has no point there)."""
@@ -70,7 +73,7 @@ class HistoryTableModel(RowTableModel):
         return at if at < len(self._x) and self._x[at] == index else None
 
     def cell(self, row: Point, column: int) -> Any:
-        if column == 5:
+        if column == COL_CHANGED:
             k = self._row_number(row)
             return changes_text(self._rows[k - 1] if k > 0 else None, row, self.redact)
         return (row.index, row.shown_state, row.effect, row.type, row.ts)[column]
@@ -81,8 +84,9 @@ class HistoryTableModel(RowTableModel):
         return at
 
     def extra(self, row: Point, column: int, role: int) -> Any:
-        if role == Qt.ItemDataRole.BackgroundRole and column == 1:
+        if role == Qt.ItemDataRole.BackgroundRole and column == COL_STATE:
             return state_color(self._palette, row.state)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self.cell(row, 5).replace("; ", "\n") if column == 5 else str(self.cell(row, column))
+            text = self.cell(row, column)
+            return text.replace("; ", "\n") if column == COL_CHANGED else str(text)
         return None

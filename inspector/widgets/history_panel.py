@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from html import escape
 from operator import attrgetter
 from typing import Any
 
@@ -33,7 +34,18 @@ from PySide6.QtWidgets import QAbstractItemView, QLabel, QSplitter, QTableView, 
 
 from inspector.core.vocabulary import UNKNOWN, EntryHistory, Point
 from inspector.models.colors import STATE_HUES, accent_color
-from inspector.models.history_model import HistoryTableModel, shown_value
+from inspector.models.history_model import (
+    COL_CHANGED,
+    COL_EFFECT,
+    COL_INDEX,
+    COL_STATE,
+    COL_TS,
+    COL_TYPE,
+    HistoryTableModel,
+    shown_value,
+)
+from inspector.widgets.header_layouts import install_column_menu
+from inspector.widgets.pane_columns import ElidingDelegate, PaneColumn, PaneColumns
 
 #: The series the chart draws: field, axis (``left`` / ``right``), marker symbol, and the palette
 #: role of its line. Lines are solid: a dashed path of thousands of points is many times slower
@@ -50,6 +62,20 @@ MARKER_STATES: tuple[str, ...] = (*STATE_HUES, "held", "parked")
 _KIND_OF = {"held": "pending", "parked": "applied"}
 
 CAPTION = "stored values, as the events carry them; decay not applied"
+
+#: How the table's columns share a narrow pane, most important first: the event's number and
+#: state whole, its effect (a short word), the start of what it changed, then its type and ts
+#: (elided); the changed fields take the rest (:class:`~inspector.widgets.pane_columns.PaneColumns`).
+HISTORY_COLUMNS = (
+    PaneColumn(COL_INDEX),
+    PaneColumn(COL_STATE),
+    PaneColumn(COL_EFFECT, floor_chars=4),
+    PaneColumn(COL_CHANGED, cap_chars=30),
+    PaneColumn(COL_TYPE, floor_chars=4),
+    PaneColumn(COL_TS, floor_chars=4),
+)
+#: The changed fields' least width (pixels).
+CHANGED_FLOOR = 80
 
 MARKER_SIZE = 7
 #: How near (pixels) the pointer must be to an event for the chart to show it.
@@ -426,9 +452,15 @@ class HistoryPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the whole text is the tooltip
+        # A type and a ts keep their ends (one entry's events share the type's prefix and the
+        # date); the changed fields their start (the field's name).
+        modes = {COL_TYPE: Qt.TextElideMode.ElideLeft, COL_TS: Qt.TextElideMode.ElideLeft}
+        self.table.setItemDelegate(ElidingDelegate({**modes, COL_CHANGED: Qt.TextElideMode.ElideRight}, self.table))
+        self.columns = PaneColumns(self.table, HISTORY_COLUMNS, COL_CHANGED, CHANGED_FLOOR)
+        self.columns.reset()
+        install_column_menu(self.table, self.columns.reset)
         top = QWidget(self)
         box = QVBoxLayout(top)
         box.setContentsMargins(0, 0, 0, 0)
@@ -453,36 +485,8 @@ class HistoryPanel(QWidget):
         self.history = history
         self.title.setText(self._title(history))
         self.chart.set_history(history, arrays)
-        self.model.set_history(history)
-        self.fit_columns()
+        self.model.set_history(history)  # the columns fit themselves to the new rows
         self._fill_legend()
-
-    def fit_columns(self) -> None:
-        """The other columns as wide as their content, but together no wider than 60 % of the
-        table (the widest ones give way, elided in the middle, whole on hover), so that the changed
-        fields, the last column, take the room left and are in view in a narrow pane."""
-        self.table.resizeColumnsToContents()
-        header = self.table.horizontalHeader()
-        cols = list(range(header.count() - 1))
-        room = int(self.table.viewport().width() * 0.6)
-        floor = self.table.fontMetrics().averageCharWidth() * 4
-        widths = {c: header.sectionSize(c) for c in cols}
-        while sum(widths.values()) > room:
-            widest = max(cols, key=widths.__getitem__)
-            if widths[widest] <= floor:
-                break
-            widths[widest] = max(floor, widths[widest] - max(1, sum(widths.values()) - room))
-        for c, w in widths.items():
-            header.resizeSection(c, w)
-        # The changed fields take the room left, elided, rather than widening the table past it.
-        header.resizeSection(header.count() - 1, max(floor * 3, self.table.viewport().width() - sum(widths.values())))
-        self.table.horizontalScrollBar().setValue(0)
-
-    def resizeEvent(self, event: Any) -> None:
-        """Override: the columns follow the pane's width."""
-        super().resizeEvent(event)
-        if self.history is not None:
-            self.fit_columns()
 
     def set_message(self, text: str) -> None:
         """Show ``text`` instead of a history (nothing selected, building, an error)."""
@@ -528,17 +532,14 @@ class HistoryPanel(QWidget):
         palette = self.palette()
         a = self.chart.arrays
         present = sorted(set(np.unique(a.states).tolist())) if a is not None else []
-        parts = []
+        states = []
         for code in present:
             state = MARKER_STATES[code]
             color = accent_color(palette, _KIND_OF.get(state, state)).name()
-            mark = "○" if state in _KIND_OF else "●"
-            parts.append(f'<span style="color:{color}">{mark}</span>&nbsp;{state}')
-        marks = " · ".join(
-            f'<span style="color:{palette.color(role).name()}">{symbol_name(symbol)}</span> {name}'
-            for name, _axis, symbol, role in SERIES
-        )
-        self.legend.setText("&nbsp;&nbsp;".join(parts) + f"&nbsp;&nbsp;|&nbsp;&nbsp;{marks}")
+            states.append(_legend_item(color, "○" if state in _KIND_OF else "●", state))
+        series = [_legend_item(palette.color(role).name(), symbol_name(mark), name) for name, _, mark, role in SERIES]
+        # The states on a line, the series on the next: a narrow pane wraps between items only.
+        self.legend.setText(f"{LEGEND_GAP.join(states)}<br>{LEGEND_GAP.join(series)}")
 
     def changeEvent(self, event: QEvent) -> None:
         """Override: the table's state colours and the legend follow the palette (theme)."""
@@ -547,6 +548,15 @@ class HistoryPanel(QWidget):
             self.model.set_palette(self.palette())
             if self.history is not None:
                 self._fill_legend()
+
+
+#: Between two items of the legend: where a narrow pane may wrap it.
+LEGEND_GAP = "&nbsp; "
+
+
+def _legend_item(color: str, mark: str, name: str) -> str:
+    """One item of the legend, its coloured mark and its name never wrapped apart."""
+    return f'<span style="color:{color}">{mark}</span>&nbsp;{escape(name)}'
 
 
 def symbol_name(symbol: str) -> str:
