@@ -19,8 +19,7 @@ import pytest
 
 from inspector.widgets.screen_fit import SCREEN_SHARE
 
-# One worker runs the module, so each screen size is probed once (the fixture ``probe``).
-pytestmark = [pytest.mark.gui, pytest.mark.xdist_group("dialog-fit-probe")]
+pytestmark = pytest.mark.gui
 
 ROOT = Path(__file__).resolve().parents[3]
 
