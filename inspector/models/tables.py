@@ -60,7 +60,8 @@ class RowTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         """Override: column titles."""
         horizontal = orientation == Qt.Orientation.Horizontal
-        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(self.columns):
+        shown = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole)  # whole on hover when cut
+        if role in shown and horizontal and 0 <= section < len(self.columns):
             return self.columns[section]
         return None
 

@@ -455,9 +455,10 @@ class HistoryPanel(QWidget):
         self.table.setWordWrap(False)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the whole text is the tooltip
         # A type and a ts keep their ends (one entry's events share the type's prefix and the
-        # date); the changed fields their start (the field's name).
-        modes = {COL_TYPE: Qt.TextElideMode.ElideLeft, COL_TS: Qt.TextElideMode.ElideLeft}
-        self.table.setItemDelegate(ElidingDelegate({**modes, COL_CHANGED: Qt.TextElideMode.ElideRight}, self.table))
+        # date); the effect and the changed fields their start (a word, the field's name).
+        left, right = Qt.TextElideMode.ElideLeft, Qt.TextElideMode.ElideRight
+        modes = {COL_TYPE: left, COL_TS: left, COL_EFFECT: right, COL_CHANGED: right}
+        self.table.setItemDelegate(ElidingDelegate(modes, self.table))
         self.columns = PaneColumns(self.table, HISTORY_COLUMNS, COL_CHANGED, CHANGED_FLOOR)
         self.columns.reset()
         install_column_menu(self.table, self.columns.reset)

@@ -99,6 +99,7 @@ class PaneColumns(QObject):
                 header.moveSection(header.visualIndex(col), col)
             header.setStretchLastSection(False)  # the fit fills the viewport exactly
             header.setMinimumSectionSize(MIN_SECTION)  # the style's (26 px) would push the last one out
+            header.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow title shows it is cut
         finally:
             self._fitting = False
         set_auto_fitted(header, True)
