@@ -131,7 +131,8 @@ def run_history(args: argparse.Namespace) -> int:
     meter = output.meter(f"{PROG}: reading the journal")
     try:
         try:
-            diagnosis = diagnose_path(args.path, character=args.character, progress=meter)
+            # the states, not the server's next start: history shows none of its predictions
+            diagnosis = diagnose_path(args.path, character=args.character, progress=meter, server_model=False)
         finally:
             output.clear(meter)
         with diagnosis:

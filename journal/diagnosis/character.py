@@ -44,6 +44,7 @@ def diagnose_character(
     keep_run: bool = False,
     journal: JournalScan | None = None,
     recorded: RecordedCharacter | None = None,
+    server_model: bool = True,
 ) -> CharacterDiagnosis:
     """Diagnose one character folder; read-only, never raises on content.
 
@@ -68,6 +69,9 @@ def diagnose_character(
             from that diagnosis (its event states are given afresh).
         recorded: what a support bundle's manifest records of this folder's original
             (:mod:`journal.recorded`), for a folder of a bundle.
+        server_model: predict the memory server's next start (``server_start`` and the
+            ``server.*`` findings but ``server.running``); a command that shows neither (``history``)
+            leaves it out, and ``server_start`` stays ``None``. Every other value is the same.
     """
     cd = Path(char_dir)
     c = Character(
@@ -82,7 +86,7 @@ def diagnose_character(
         c.characters = characters
     c.recorded = recorded
     report = None if progress is None else _bounded(progress, journal_size(cd))
-    _run(c, server if server is not None else server_status(), report, keep_run, journal)
+    _run(c, server if server is not None else server_status(), report, keep_run, journal, server_model)
     c.diag.findings = c.findings.result()
     return c.diag
 
@@ -140,6 +144,7 @@ def _run(
     report: Callable[[int], None] | None,
     keep_run: bool = False,
     journal: JournalScan | None = None,
+    server_model: bool = True,
 ) -> None:
     try:
         c.names = set(os.listdir(c.dir))
@@ -167,8 +172,9 @@ def _run(
     checks.check_compaction(c)
     checks.check_absent(c)
     checks.check_server(c, server)
-    c.diag.server_start = start = predict_server_start(c, c.characters)
-    check_server_start(c, start)
+    if server_model:
+        c.diag.server_start = start = predict_server_start(c, c.characters)
+        check_server_start(c, start)
 
 
 def _read_journal(c: Character, report: Callable[[int], None] | None, journal: JournalScan | None = None) -> None:

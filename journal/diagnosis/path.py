@@ -23,6 +23,7 @@ def diagnose_path(
     zip_limits: ZipLimits | None = None,
     progress: Callable[[int, int], None] | None = None,
     characters_file: str | os.PathLike[str] | None = None,
+    server_model: bool = True,
 ) -> Diagnosis:
     """Diagnose a memory root, one character folder, or a ``.zip`` export of either.
 
@@ -37,6 +38,9 @@ def diagnose_path(
     memory root, ``../config/characters.json``, when it exists; memory-format §9.1). A character
     it does not list is one the server never reconciles. The one read is
     :attr:`Diagnosis.characters_file`.
+
+    ``server_model``: predict each character's next server start (see
+    :func:`~journal.diagnosis.character.diagnose_character`).
 
     ``progress(bytes_read, total_bytes)`` follows the journal scans of all characters together
     (never backwards); it may raise to cancel, and the exception propagates (a zip's extracted copy
@@ -64,7 +68,7 @@ def diagnose_path(
         _temp=found.take_temp(),
     )
     try:
-        _diagnose_characters(diag, found, registry, probe, now, progress)
+        _diagnose_characters(diag, found, registry, probe, now, progress, server_model)
     except BaseException:
         diag.close()
         raise
@@ -78,6 +82,7 @@ def _diagnose_characters(
     server: ServerStatus,
     now: datetime | None,
     progress: Callable[[int, int], None] | None = None,
+    server_model: bool = True,
 ) -> None:
     """Diagnose each character :func:`~journal.inputs.resolve` found, with one overall progress."""
     root_real = os.path.realpath(found.root)
@@ -119,6 +124,7 @@ def _diagnose_characters(
                 progress=from_character(before),
                 characters=listed,
                 recorded=None if recorded is None else recorded.folders.get(entry.path.name),
+                server_model=server_model,
             )
         before += size
         overall(before)
