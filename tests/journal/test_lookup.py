@@ -84,12 +84,10 @@ def test_a_fifo_journal_is_not_waited_on(tmp_path: Path) -> None:
 def test_several_characters_need_one_named(tmp_path: Path) -> None:
     folders.pending_tail(tmp_path / "root", name="one")
     folders.pending_tail(tmp_path / "root", name="two")
-    with pytest.raises(SeveralCharactersError, match="name one with --character"):
-        with character_journal(tmp_path / "root"):
-            pass
-    with pytest.raises(UnknownCharacterError):
-        with character_journal(tmp_path / "root", character="three"):
-            pass
+    with pytest.raises(SeveralCharactersError, match="name one with --character"), character_journal(tmp_path / "root"):
+        pass
+    with pytest.raises(UnknownCharacterError), character_journal(tmp_path / "root", character="three"):
+        pass
     _same_as_the_diagnosis(tmp_path / "root", "two")
 
 
@@ -97,9 +95,8 @@ def test_a_character_folder_linked_out_of_the_root_is_refused(tmp_path: Path) ->
     b = folders.pending_tail(tmp_path / "elsewhere", name="away")
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "away").symlink_to(b.path)
-    with pytest.raises(UnreadableInputError, match="away"):
-        with character_journal(tmp_path / "root", character="away"):
-            pass
+    with pytest.raises(UnreadableInputError, match="away"), character_journal(tmp_path / "root", character="away"):
+        pass
 
 
 def test_without_events_the_journal_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
