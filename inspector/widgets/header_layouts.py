@@ -11,6 +11,9 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 
 #: Bumped when the default columns change, so that a layout saved by an older version is ignored.
 LAYOUT_VERSION = 1
+#: A table's own version, when its default columns changed alone: the Findings columns fit the
+#: pane since version 2, and every run before kept its fixed widths as if the user had chosen them.
+TABLE_VERSIONS = {"findings": 2}
 
 #: A header's dynamic property: ``True`` while its table fits its own columns to the pane (see
 #: :mod:`inspector.widgets.pane_columns`), which the user did not lay out: nothing to keep.
@@ -87,7 +90,7 @@ class HeaderLayouts:
 
     @staticmethod
     def _key(name: str) -> str:
-        return f"layout/v{LAYOUT_VERSION}/{name}"
+        return f"layout/v{TABLE_VERSIONS.get(name, LAYOUT_VERSION)}/{name}"
 
     def restore(self, name: str, header: QHeaderView) -> bool:
         """Apply the layout saved as ``name``; ``False`` (the header unchanged) when there is none

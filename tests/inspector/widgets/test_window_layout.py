@@ -243,7 +243,7 @@ def test_findings_columns_the_user_never_laid_out_are_not_kept(qtbot, make_inspe
     open_and_wait(qtbot, first, root)
     first.close()
     settings = QSettings(str(tmp_path / "config" / "layout.ini"), QSettings.Format.IniFormat)
-    assert settings.value("layout/v1/findings") is None
+    assert settings.value("layout/v2/findings") is None
     second = _shown(qtbot, make_inspector_window(), 900, 600)
     panel = second.detail.findings
     assert panel.columns.auto_fit
@@ -255,6 +255,19 @@ def test_findings_columns_the_user_never_laid_out_are_not_kept(qtbot, make_inspe
     panel.reset_columns()
     assert panel.columns.auto_fit and panel.table.columnWidth(1) != 50
     assert sum(panel.table.columnWidth(c) for c in range(4)) == panel.table.viewport().width()
+    second.close()
+
+
+def test_a_findings_layout_kept_before_they_fitted_the_pane_is_ignored(qtbot, make_inspector_window, tmp_path):  # noqa: F811
+    """Every run before version 2 kept the Findings widths it was given (Message 360 px, off to the
+    right of a narrow pane), as if the user had chosen them: such a layout is not restored."""
+    header = make_inspector_window().detail.findings.table.horizontalHeader()
+    header.resizeSection(2, 360)
+    settings = QSettings(str(tmp_path / "config" / "layout.ini"), QSettings.Format.IniFormat)
+    settings.setValue("layout/v1/findings", header.saveState())
+    settings.sync()
+    panel = _shown(qtbot, make_inspector_window(), 900, 600).detail.findings
+    assert panel.columns.auto_fit and panel.table.columnWidth(2) != 360
 
 
 def test_columns_the_user_never_laid_out_fit_the_next_window_again(qtbot, make_inspector_window, tmp_path):  # noqa: F811
