@@ -268,7 +268,7 @@ class MainWindow(QMainWindow):
         self.detail.event_detail.set_highlight(pattern)
 
     def _layout_tables(self) -> dict[str, QTableView]:
-        return {"timeline": self.timeline, "findings": self.detail.findings.table}
+        return {"timeline": self.timeline, "findings": self.detail.findings.table, "history": self.history_panel.table}
 
     def _restore_layouts(self, settings: QSettings) -> None:
         """Column menus on the tables, and their layouts as the user left them last time."""
@@ -277,8 +277,7 @@ class MainWindow(QMainWindow):
         install_column_menu(self.timeline, self.timeline.reset_columns)
         install_column_menu(self.detail.findings.table, self.detail.findings.reset_columns)
         for name, table in self._layout_tables().items():
-            if self.layouts.restore(name, table.horizontalHeader()) and table is self.timeline:
-                self.timeline.auto_fit = False  # the user's layout, as they left it
+            self.layouts.restore(name, table.horizontalHeader())  # the user's layout, as they left it
 
     def _connect(self) -> None:
         s = self.session
@@ -693,10 +692,7 @@ class MainWindow(QMainWindow):
         if self.context.replay is not None:
             self.context.replay.shutdown()
         for name, table in self._layout_tables().items():
-            if table is self.timeline and self.timeline.auto_fit:
-                self.layouts.forget(name)  # not laid out by the user: fit to the next window again
-            else:
-                self.layouts.save(name, table.horizontalHeader())
+            self.layouts.save(name, table.horizontalHeader())  # one the table fitted itself is forgotten
         if self.keeps_size:
             keep_size(self, self.context.settings)
         self.context.history.close()

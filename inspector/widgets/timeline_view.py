@@ -30,6 +30,7 @@ from inspector.models.timeline_model import (
     EventTableModel,
 )
 from inspector.widgets.cell_marks import TimelineCellMarks
+from inspector.widgets.header_layouts import auto_fitted, set_auto_fitted
 from inspector.widgets.server_start import server_color
 
 # Re-exported: the window builds the bars around the timeline from here.
@@ -143,7 +144,6 @@ class TimelineView(QTableView):
         self._insets: dict[int, tuple[int, int]] = {}
         self.cell_marks = TimelineCellMarks()  # find matches and bookmarks (the window sets them)
         self.horizontalHeader().setHighlightSections(False)
-        #: Whether the columns still follow the room there is (until the user resizes one).
         self.auto_fit = True
         self._fitting = False
         self.horizontalHeader().sectionResized.connect(self._on_section_resized)
@@ -162,6 +162,16 @@ class TimelineView(QTableView):
             for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved, model.layoutChanged):
                 signal.connect(self._on_rows_changed)
             model.dataChanged.connect(self.refresh_marks)
+
+    @property
+    def auto_fit(self) -> bool:
+        """Whether the columns still follow the room there is (until the user resizes one, or a
+        layout of theirs is restored): the header's one record of it, as every table keeps it."""
+        return auto_fitted(self.horizontalHeader())
+
+    @auto_fit.setter
+    def auto_fit(self, on: bool) -> None:
+        set_auto_fitted(self.horizontalHeader(), on)
 
     def reset_columns(self) -> None:
         """The default column layout: :data:`DEFAULT_ORDER`, every column shown, widths that fit

@@ -216,6 +216,8 @@ def test_header_layouts_are_kept_in_the_users_settings_between_runs(qtbot, make_
     header.moveSection(header.visualIndex(COL_STATE), 0)
     assert not first.timeline.auto_fit  # the user's widths are not refitted
     first.detail.findings.table.horizontalHeader().resizeSection(2, 333)
+    first.history_panel.table.horizontalHeader().resizeSection(5, 222)  # the History table's too
+    assert not first.history_panel.columns.auto_fit
     first.close()
     assert (tmp_path / "config" / "layout.ini").is_file()  # the fixture's config folder, not the user's
     assert tree_hashes(root) == before  # nothing written inside the opened folder
@@ -226,7 +228,8 @@ def test_header_layouts_are_kept_in_the_users_settings_between_runs(qtbot, make_
     assert header.sectionSize(COL_TYPE) == 77
     assert header.logicalIndex(0) == COL_STATE
     assert second.detail.findings.table.horizontalHeader().sectionSize(2) == 333
-    assert not second.timeline.auto_fit
+    assert second.history_panel.table.horizontalHeader().sectionSize(5) == 222
+    assert not second.timeline.auto_fit and not second.history_panel.columns.auto_fit
     open_and_wait(qtbot, second, root)  # shown, fed rows and resized, the user's widths still win
     second.detail.setCurrentWidget(second.detail.findings)
     _shown(qtbot, second, 1000, 700)
