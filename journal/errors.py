@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
 
 class JournalError(Exception):
     """Root of every error raised deliberately by the journal package."""
@@ -67,3 +78,11 @@ class SeveralCharactersError(DiagnosisInputError):
         """The one refusal, naming the first five characters."""
         listed = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
         return cls(f"{path} holds {len(names):,} characters ({listed}): name one with --character")
+
+    @classmethod
+    def only(cls, path: str, characters: Sequence[_N]) -> _N:
+        """The one rule of a command that reads one character: the one ``characters`` holds, or
+        this refusal (a PATH holding none was refused already)."""
+        if len(characters) != 1:
+            raise cls.of(path, [c.name for c in characters])
+        return characters[0]

@@ -62,9 +62,7 @@ def character_journal(
         SeveralCharactersError: PATH holds several characters and ``character`` names none.
     """
     with resolve(path, character, zip_limits=zip_limits) as found:
-        if len(found.characters) != 1:
-            raise SeveralCharactersError.of(found.path, [e.name for e in found.characters])
-        entry = found.characters[0]
+        entry = SeveralCharactersError.only(found.path, found.characters)
         if entry.refusal is not None:
             raise UnreadableInputError(f"{entry.path}: {entry.refusal.message}")
         if not read_events:

@@ -517,9 +517,7 @@ class Diagnosis:
         Raises:
             SeveralCharactersError: it holds several (a PATH holding none was refused already).
         """
-        if len(self.characters) != 1:
-            raise SeveralCharactersError.of(self.path, [c.name for c in self.characters])
-        return self.characters[0]
+        return SeveralCharactersError.only(self.path, self.characters)
 
     def worst_severity(self) -> str:
         return worst([f.severity for c in self.characters for f in c.findings] + [f.severity for f in self.findings])
