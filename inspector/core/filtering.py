@@ -12,6 +12,7 @@ from inspector.core.jobs import CancelToken
 from inspector.core.payloads import RecordReader, compile_search, payload_matches, search_payloads
 from inspector.core.timeline import DAMAGED, CharacterTimeline
 from inspector.core.timestamps import parse_time_input, ts_key
+from journal.events import JOURNAL_NAME
 
 #: The type filter's name for damaged lines (they have no event type).
 DAMAGED_TYPE = "(damaged line)"
@@ -179,7 +180,7 @@ def apply_filter(
     kept = filter_fields(timeline, refs, flt) if flt.by_fields else refs
     if not len(kept):
         return []
-    journal = os.path.join(timeline.path, "events.ndjson")
+    journal = os.path.join(timeline.path, JOURNAL_NAME)
     if len(kept) <= FEW_ROWS:
         return match_records(timeline, RecordReader(journal), kept, pattern)
     return search_payloads(journal, timeline, kept, pattern, token)

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from journal import fs
+from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.layout import MANAGED_MEMORY_FILENAMES
+from journal.outbox import OUTBOX_NAME
 
 UNITS_DIR = "characters"
 LEGACY_DIR = "memory"
@@ -30,7 +32,7 @@ DOWNLOAD_PREFIX = "character-download-"
 OPERATION_NAME = "_operation.json"
 UNIT_FILES = ("profile.json", "binding.json", "meta.json")
 #: Files a memory folder has and an upload never exports (§1.3): a folder holding one is no unit.
-NOT_EXPORTED = ("events.ndjson", "events_applied.json", "outbox.ndjson", "cursors.json")
+NOT_EXPORTED = (JOURNAL_NAME, SENTINEL_NAME, OUTBOX_NAME, "cursors.json")
 #: What only a cloud-save root holds beside ``characters/`` and ``memory/`` (§1.2).
 ROOT_MARKERS = ("manifest.json", "profiles", "catalog", "bindings")
 

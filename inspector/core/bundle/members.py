@@ -19,6 +19,7 @@ from pathlib import Path
 
 from inspector.core.bundle import rules as R
 from journal import fs, layout
+from journal.events import JOURNAL_NAME
 from journal.shards import is_shard_name
 
 #: Names a file inside the bundle may have when it is not one of the known names.
@@ -90,7 +91,7 @@ def _shown(name: str) -> str:
 
 def _classify(name: str, member: str) -> tuple[str, str] | None:
     """``(how, kind)`` for a top-level file of a character folder, or ``None``."""
-    if name == "events.ndjson":
+    if name == JOURNAL_NAME:
         return ("journal", "journal")
     if name in layout.NDJSON_FILES:
         return ("ndjson", layout.NDJSON_FILES[name])

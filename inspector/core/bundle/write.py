@@ -30,6 +30,7 @@ from inspector.core.bundle.redact import BundleRedactor, dumps_json
 from inspector.core.redaction import Redactor, damaged_token
 from journal import fs
 from journal.diagnosis import DiagnosisInputError, diagnose_path
+from journal.events import JOURNAL_NAME
 from journal.inputs import resolve
 
 #: Read in pieces of this size when a file is copied as it is (the journal with ``redact=False``).
@@ -101,12 +102,12 @@ def _input_size(path: str) -> tuple[int, int]:
                         st = os.lstat(os.path.join(dirpath, name))
                         if stat.S_ISREG(st.st_mode):
                             total += st.st_size
-                            journals += st.st_size if name == "events.ndjson" else 0
+                            journals += st.st_size if name == JOURNAL_NAME else 0
         else:
             with fs.open_regular(path) as fh, zipfile.ZipFile(fh) as zf:
                 for info in zf.infolist():
                     total += info.file_size
-                    journals += info.file_size if info.filename.endswith("events.ndjson") else 0
+                    journals += info.file_size if info.filename.rsplit("/", 1)[-1] == JOURNAL_NAME else 0
     except (OSError, zipfile.BadZipFile, ValueError):
         pass
     return journals, total
