@@ -57,14 +57,10 @@ from inspector.widgets.server_start import ServerStartPanel, timeline_text
 from inspector.widgets.settings_menu import RecentMenu, SettingsActions
 from inspector.widgets.status_line import StatusLine
 from inspector.widgets.support_actions import SupportActions
+from inspector.widgets.timeline_bars import GUARDED_TITLE, SentinelBar, StateLegend
 from inspector.widgets.timeline_menu import RowActions
 from inspector.widgets.timeline_selection import TimelineSelection
-from inspector.widgets.timeline_view import (
-    GUARDED_TITLE,
-    SentinelBar,
-    StateLegend,
-    TimelineView,
-)
+from inspector.widgets.timeline_view import TimelineView
 from inspector.widgets.window_actions import WindowActions, WindowHelpers, WindowSlots
 
 APP_TITLE = "Memory Inspector"

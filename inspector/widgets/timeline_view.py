@@ -33,11 +33,6 @@ from inspector.widgets.cell_marks import TimelineCellMarks
 from inspector.widgets.header_layouts import auto_fitted, set_auto_fitted
 from inspector.widgets.server_start import server_color
 
-# Re-exported: the window builds the bars around the timeline from here.
-from inspector.widgets.timeline_bars import GUARDED_TITLE as GUARDED_TITLE
-from inspector.widgets.timeline_bars import SentinelBar as SentinelBar
-from inspector.widgets.timeline_bars import StateLegend as StateLegend
-
 #: Thickness of the sentinel line, in pixels.
 MARKER_PEN = 3
 

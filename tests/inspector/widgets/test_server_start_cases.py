@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inspector.widgets.server_start import SUBTITLE, TITLE
-from inspector.widgets.timeline_view import GUARDED_TITLE
+from inspector.widgets.timeline_bars import GUARDED_TITLE
 from journal import fixtures as folders
 from journal.diagnosis import diagnose_path
 from journal.diagnosis.values import is_server_start_finding, worst

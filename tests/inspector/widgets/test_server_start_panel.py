@@ -13,7 +13,8 @@ from PySide6.QtGui import QGuiApplication
 from inspector.core.rediagnose import DiagnosisDelta
 from inspector.widgets.characters import chip_items, row_health
 from inspector.widgets.server_start import SUBTITLE, TITLE, server_color
-from inspector.widgets.timeline_view import GUARDED_TITLE, SERVER_STOP_TAG, SERVER_STRIPE
+from inspector.widgets.timeline_bars import GUARDED_TITLE
+from inspector.widgets.timeline_view import SERVER_STOP_TAG, SERVER_STRIPE
 from journal import fixtures
 from journal.diagnosis import diagnose_character
 from journal.views import PERSONA
