@@ -41,16 +41,13 @@ from journal.diagnosis.values import MAX_FINDINGS_PER_CODE, CharacterDiagnosis, 
 from journal.errors import DiagnosisInputError, UnknownCharacterError, UnreadableInputError
 from journal.finding import FINDING_CODES, SEVERITIES, Finding
 from journal.inputs import ZipLimits, extract_zip
-from journal.layout import CHARACTER_MARKERS, MANAGED_MEMORY_FILENAMES
 from journal.outbox import OutboxOp
 from journal.sentinel import SentinelInfo
 
 __all__ = [
     "BLOCK_REASONS",
-    "CHARACTER_MARKERS",
     "EVENT_STATES",
     "FINDING_CODES",
-    "MANAGED_MEMORY_FILENAMES",
     "MAX_FINDINGS_PER_CODE",
     "ORPHAN_REASONS",
     "SEVERITIES",
