@@ -33,6 +33,7 @@ from journal.engine import settles_record
 from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, now_iso
 from journal.handlers import HandlerRegistry, default_registry
 from journal.log import EventLog
+from journal.outbox import OUTBOX_NAME
 from journal.park import PARKED_NAME, ParkRecord, record_park
 from journal.reconcile import Reconciler
 from journal.replayreport import ReplayReport, ReplayStop
@@ -112,7 +113,7 @@ class DryRun:
         return bool(self.diff.files_changed) or self.applied_set_changed
 
 
-_SKIP_COPY_PREFIXES = ("time_indexed", "outbox.ndjson")
+_SKIP_COPY_PREFIXES = ("time_indexed", OUTBOX_NAME)
 
 
 def _copy_for_replay(src: Path, dst: Path) -> None:

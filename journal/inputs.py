@@ -29,6 +29,7 @@ from journal.finding import Finding
 from journal.layout import CHARACTER_MARKERS
 from journal.recorded import Recorded, read_recorded, remake_refused
 from journal.serverrules import find_characters_file
+from journal.views import PERSONA, REFLECTIONS
 
 if TYPE_CHECKING:
     from journal.cloudsave.layout import CloudInput
@@ -495,7 +496,7 @@ def _open_folder(
         found.memory_root = base.absolute()
         entries = characters_in(base, root_real)
         if not holds_characters(entries) and not found.refused:  # refused zip members are reported instead
-            files = ", ".join(f for f in (JOURNAL_NAME, "persona.json", "reflections.json") if f in CHARACTER_MARKERS)
+            files = ", ".join(f for f in (JOURNAL_NAME, PERSONA, REFLECTIONS) if f in CHARACTER_MARKERS)
             raise NoCharacterError(
                 f"{found.path}: no character folder found here: a memory root holds one folder per character, "
                 f"each with its memory files ({files}, …); a character folder holds those files itself"

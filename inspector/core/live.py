@@ -21,6 +21,7 @@ from inspector.core.timeline import CharacterTimeline, Row
 from journal.diagnosis import EventInfo
 from journal.events import JOURNAL_NAME, SENTINEL_NAME
 from journal.handlers import entry_ref
+from journal.outbox import OUTBOX_NAME
 from journal.reader import Defect
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
 from journal.tail import JournalTail
@@ -29,7 +30,6 @@ from journal.views import FACTS, PERSONA, REFLECTIONS, SentinelRead, read_sentin
 #: Files whose replacement changes what the diagnosis says (so states are recomputed).
 VIEW_FILES = frozenset({REFLECTIONS, PERSONA, FACTS})
 ARCHIVES = frozenset({REFLECTION_ARCHIVE, PERSONA_ARCHIVE})
-OUTBOX_FILE = "outbox.ndjson"
 
 #: watchdog event types that mean a file's content or presence changed. ``opened`` and
 #: ``closed_no_write`` are left out on purpose: our own reads would otherwise wake us up again.
@@ -352,7 +352,7 @@ class LiveFolder:
             return None  # atomic-write temp files; their os.replace reports the real name
         character = self._dirs.get(parent)
         if character is not None:
-            if name in (JOURNAL_NAME, SENTINEL_NAME, OUTBOX_FILE) or name in VIEW_FILES:
+            if name in (JOURNAL_NAME, SENTINEL_NAME, OUTBOX_NAME) or name in VIEW_FILES:
                 return character, name
             return None
         grand, archive = os.path.split(parent)

@@ -15,9 +15,7 @@ from journal.codec import loads_exact
 from journal.dryrun import changed_fields, diff_files, replay_files
 from journal.events import SENTINEL_NAME
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE
-from journal.views import PERSONA, REFLECTIONS
-
-FACTS = "facts.json"
+from journal.views import FACTS, PERSONA, REFLECTIONS
 
 #: Each view: its file, the top-level type it must have, and its name in the comparison.
 _VIEWS = ((REFLECTIONS, list, "reflections"), (PERSONA, dict, "persona"), (FACTS, list, "facts"))
