@@ -57,21 +57,26 @@ _Shape = tuple[tuple[str, ...], tuple[type, ...]]
 _Meta = dict[str, tuple[str, str | None]]
 
 
+def _id_characters(text: str) -> bool:
+    """Whether every character of ``text`` may stand in an id: printable, no whitespace (of what
+    ``\\s`` matches only U+0020 is printable: a test reads every code point). A property of each
+    character, so a joined list of strings has it exactly when each of them has it."""
+    return text.isprintable() and " " not in text
+
+
 def id_shaped(value: str) -> bool:
     """Whether a string has an id's shape, so that under an ``ID`` key it is kept (its hash parts
-    keyed) rather than redacted as text: at most 256 characters, printable, no whitespace (of what
-    ``\\s`` matches only U+0020 is printable: a test reads every code point)."""
-    return len(value) <= _ID_MAX and value.isprintable() and " " not in value
+    keyed) rather than redacted as text: at most 256 characters, each one an id's
+    (:func:`_id_characters`)."""
+    return len(value) <= _ID_MAX and _id_characters(value)
 
 
 def not_id_shaped(values: list[str]) -> list[str]:
     """The strings of ``values`` that are not :func:`id_shaped`, in order. A list of ids that all
-    are (a journal's event ids) is told at once: joined, it is printable without a space, and
-    none is too long."""
-    if max(map(len, values), default=0) <= _ID_MAX:
-        joined = "".join(values)
-        if joined.isprintable() and " " not in joined:
-            return []
+    are (a journal's event ids) is told at once: none is too long, and their characters, joined,
+    are an id's (:func:`_id_characters` is per character)."""
+    if max(map(len, values), default=0) <= _ID_MAX and _id_characters("".join(values)):
+        return []
     return [v for v in values if not id_shaped(v)]
 
 
