@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QStyle,
     QStyleOptionViewItem,
@@ -65,13 +64,6 @@ def _tree(model: Any) -> QTreeView:
     view.header().resizeSection(0, 220)
     view.header().setStretchLastSection(True)
     return view
-
-
-def _button(text: str, icon_name: str | None = None) -> QPushButton:
-    b = QPushButton(text)
-    if icon_name:
-        icons.set_icon(b, icon_name)
-    return b
 
 
 def _copy_button(text: str, tip: str) -> QToolButton:
