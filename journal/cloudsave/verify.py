@@ -19,13 +19,10 @@ from journal.cloudsave.anchor import Surroundings, download_backups, read_root_s
 from journal.cloudsave.canonical import manifest_fingerprint, payload_fingerprint
 from journal.cloudsave.dbhash import file_sha256, is_shadowed, shadow_sha256
 from journal.cloudsave.layout import CloudInput, CloudUnit, managed_files
-from journal.cloudsave.meta import META_FIELDS, JsonRead, UnitFiles, read_json, read_unit_files
+from journal.cloudsave.meta import META_FIELDS, UnitFiles, read_json, read_unit_files
 from journal.finding import Finding
 from journal.fs import is_leftover_temp
 from journal.layout import CHAT_DB
-
-#: The folders of a cloud-save root its manifest covers (§1.2).
-MANIFEST_DIRS = ("characters", "catalog", "profiles", "bindings", "memory", "overrides", "meta")
 
 SQLITE_NOTE = (
     "only time_indexed.db's hash can explain it: the server hashes a shadow copy of the db, whose bytes depend on "
@@ -419,8 +416,3 @@ def unit_findings(check: UnitCheck) -> list[Finding]:
 def verify_input(found: CloudInput) -> list[UnitCheck]:
     """Verify every unit of a cloud-save input."""
     return [verify_unit(u, found.anchor) for u in found.units]
-
-
-def profile_of(read: JsonRead) -> Any:
-    """The profile dict, or ``None``."""
-    return read.value if isinstance(read.value, dict) else None
