@@ -23,6 +23,7 @@ from inspector.core.redaction import redact_document, redact_message
 from inspector.core.text import count
 from journal.cloudsave import DownloadPreview, UnitCheck, open_cloud, preview_download, verify_input
 from journal.diagnosis import DiagnosisInputError
+from journal.errors import SeveralCharactersError
 from journal.inputs import resolve
 
 PROG = "memory-inspector cloud"
@@ -63,12 +64,7 @@ def run_cloud(args: argparse.Namespace) -> int:
         with open_cloud(args.unit) as opened:
             checks = _pick(verify_input(opened.found), args.character, args.unit)
             if args.against is not None:
-                if len(checks) != 1:
-                    names = ", ".join(repr(c.unit.name) for c in checks[:5])
-                    raise DiagnosisInputError(
-                        f"{args.unit} holds {count(len(checks), 'character')} ({names}): name one with --character"
-                    )
-                preview = _preview(checks[0], args)
+                preview = _preview(SeveralCharactersError.only(args.unit, checks), args)
             doc = document(opened, checks, preview, args.against, redact=args.redact)
             lines = _human(opened.path, opened.found.kind, checks, preview, args.against)
     except DiagnosisInputError as exc:

@@ -144,6 +144,11 @@ class UnitCheck:
     surroundings: Surroundings = field(default_factory=Surroundings)
     findings: list[Finding] = field(default_factory=list)
 
+    @property
+    def name(self) -> str:
+        """The unit's character (:attr:`CloudUnit.name`)."""
+        return self.unit.name
+
     def summary_json(self) -> dict[str, Any]:
         """What ``check --json`` says of a unit (``memory-inspector cloud --json`` says more)."""
         u = self.unit

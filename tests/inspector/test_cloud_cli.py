@@ -135,6 +135,25 @@ def test_cloud_against_a_local_folder_exit_codes_and_the_deleted_chat_history(
     assert "3 chat rows are lost" in out and "until the memory server process restarts" in out
 
 
+def test_cloud_against_refuses_a_root_of_several_characters_by_the_one_rule(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cloud: cloudunit.CloudBuilt
+) -> None:
+    """``--against`` compares one unit: a root of several, none named, is refused as every command
+    that reads one character refuses it (``SeveralCharactersError.only``), and one named is read."""
+    other = fixtures.healthy(tmp_path / "other")
+    cloudunit.upload(cloud.anchor, other.path, "Other")
+    local = fixtures.healthy(tmp_path / "local")
+    watch = (cloud.anchor, local.path)
+    code, _, err = run(capsys, "cloud", str(cloud.root), "--against", str(local.path), watch=watch)
+    assert code == 2
+    assert f"{cloud.root} holds 2 characters (" in err and "): name one with --character" in err
+    assert repr(NAME) in err and repr("Other") in err
+    code, out, _ = run(
+        capsys, "cloud", str(cloud.root), "--character", NAME, "--against", str(local.path), "--json", watch=watch
+    )
+    assert code in (0, 1) and json.loads(out)["download"] is not None
+
+
 def test_cloud_exit_2_when_an_input_cannot_be_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "cloud", str(tmp_path / "missing"))
     assert code == 2 and "no such file or folder" in err
