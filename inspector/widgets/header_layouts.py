@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QHeaderView, QMenu, QTableView
 LAYOUT_VERSION = 1
 #: A table's own version, when its default columns changed alone: the Findings columns fit the
 #: pane since version 2, and every run before kept its fixed widths as if the user had chosen them.
+#: It counts within :data:`LAYOUT_VERSION` (:meth:`HeaderLayouts.key`), so a bump of either one
+#: ignores what was kept before.
 TABLE_VERSIONS = {"findings": 2}
 
 #: A header's dynamic property: ``True`` while its table fits its own columns to the pane (see
@@ -89,15 +91,19 @@ class HeaderLayouts:
         self.settings = settings
 
     @staticmethod
-    def _key(name: str) -> str:
-        return f"layout/v{TABLE_VERSIONS.get(name, LAYOUT_VERSION)}/{name}"
+    def key(name: str) -> str:
+        """Where the layout ``name`` is kept: under :data:`LAYOUT_VERSION`, and the table's own
+        version when it has one (``layout/v1/findings.v2``), so that the two never name one key
+        (a table's version 2 read as a later layout version 2)."""
+        own = TABLE_VERSIONS.get(name)
+        return f"layout/v{LAYOUT_VERSION}/{name}" + ("" if own is None else f".v{own}")
 
     def restore(self, name: str, header: QHeaderView) -> bool:
         """Apply the layout saved as ``name``; ``False`` (the header unchanged) when there is none
         or it does not fit this header."""
         if self.settings is None:
             return False
-        state = self.settings.value(self._key(name))
+        state = self.settings.value(self.key(name))
         if state is None:
             return False
         count = header.count()
@@ -118,12 +124,12 @@ class HeaderLayouts:
         if auto_fitted(header):
             self.forget(name)
             return
-        self.settings.setValue(self._key(name), header.saveState())
+        self.settings.setValue(self.key(name), header.saveState())
         self.settings.sync()
 
     def forget(self, name: str) -> None:
         """Drop the layout saved as ``name`` (the table lays itself out again next time)."""
         if self.settings is None:
             return
-        self.settings.remove(self._key(name))
+        self.settings.remove(self.key(name))
         self.settings.sync()

@@ -246,7 +246,8 @@ def test_findings_columns_the_user_never_laid_out_are_not_kept(qtbot, make_inspe
     open_and_wait(qtbot, first, root)
     first.close()
     settings = QSettings(str(tmp_path / "config" / "layout.ini"), QSettings.Format.IniFormat)
-    assert settings.value("layout/v2/findings") is None
+    assert settings.value(HeaderLayouts.key("findings")) is None
+    assert not [k for k in settings.allKeys() if "findings" in k]
     second = _shown(qtbot, make_inspector_window(), 900, 600)
     panel = second.detail.findings
     assert panel.columns.auto_fit
@@ -259,6 +260,19 @@ def test_findings_columns_the_user_never_laid_out_are_not_kept(qtbot, make_inspe
     assert panel.columns.auto_fit and panel.table.columnWidth(1) != 50
     assert sum(panel.table.columnWidth(c) for c in range(4)) == panel.table.viewport().width()
     second.close()
+
+
+def test_a_layout_key_changes_with_either_version(monkeypatch):
+    """A table's own version counts within the layout version: a later layout version 2 does not
+    read what the Findings table kept at its own version 2, nor does any table read another's."""
+    from inspector.widgets import header_layouts
+
+    now = {name: HeaderLayouts.key(name) for name in ("findings", "timeline", "history")}
+    assert len(set(now.values())) == 3
+    monkeypatch.setattr(header_layouts, "LAYOUT_VERSION", header_layouts.LAYOUT_VERSION + 1)
+    assert not {HeaderLayouts.key(name) for name in now} & set(now.values())
+    monkeypatch.setitem(header_layouts.TABLE_VERSIONS, "findings", header_layouts.TABLE_VERSIONS["findings"] + 1)
+    assert HeaderLayouts.key("findings") not in now.values()
 
 
 def test_a_findings_layout_kept_before_they_fitted_the_pane_is_ignored(qtbot, make_inspector_window, tmp_path):  # noqa: F811
