@@ -253,8 +253,14 @@ def bench_character(keep: str | None, events: int, entries: int, prefix: str) ->
     try:
         journal = char_dir / JOURNAL_NAME
         if not journal.exists():
+            # Generated beside and renamed when whole: an interrupted run leaves no half-written
+            # folder that a later run would reuse as the benchmark's character.
+            partial = root / f"{CHARACTER}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            shutil.rmtree(char_dir, ignore_errors=True)
             t0 = time.perf_counter()
-            generate_character(char_dir, events, entries)
+            generate_character(partial, events, entries)
+            partial.rename(char_dir)
             print(f"generated {events:,} events over {entries:,} entries in {time.perf_counter() - t0:.1f} s")
         yield char_dir
     finally:
