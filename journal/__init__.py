@@ -28,10 +28,11 @@ from journal.events import (
     Event,
     EventSummary,
     encode_event,
+    entry_ref,
     make_event,
     new_event,
 )
-from journal.handlers import HandlerRegistry, block_reason, default_registry, entry_ref
+from journal.handlers import HandlerRegistry, block_reason, default_registry
 from journal.holds import Holds, event_entries, stops_everything
 from journal.lastevent import LastEventCache, last_event_id
 from journal.log import (

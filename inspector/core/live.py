@@ -19,8 +19,7 @@ from typing import Any
 
 from inspector.core.timeline import CharacterTimeline, Row
 from journal.diagnosis import EventInfo
-from journal.events import JOURNAL_NAME, SENTINEL_NAME
-from journal.handlers import entry_ref
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, entry_ref
 from journal.outbox import OUTBOX_NAME
 from journal.reader import Defect
 from journal.shards import PERSONA_ARCHIVE, REFLECTION_ARCHIVE

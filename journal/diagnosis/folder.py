@@ -438,7 +438,7 @@ class ProjectionStore:
         """``(view, entry, before, after)`` for every reflection or persona entry the handlers run
         so far saved differently from the view they first met (the folder's, or the replaced
         value: :meth:`_befores`; ``after`` ``None``: removed; ``before`` ``None``: not in that
-        view). ``entry`` is as :func:`journal.handlers.entry_ref`."""
+        view). ``entry`` is as :func:`journal.events.entry_ref`."""
         for target, value in self._overlay.items():
             name = target[0]
             if name not in self._saved:

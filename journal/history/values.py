@@ -51,7 +51,7 @@ class EntryKey(NamedTuple):
 
     @property
     def ref(self) -> str:
-        """The diagnosis's name of the entry (:func:`journal.handlers.entry_ref`)."""
+        """The diagnosis's name of the entry (:func:`journal.events.entry_ref`)."""
         return self.id if self.entity is None else f"{self.entity}/{self.id}"
 
     @property

@@ -9,8 +9,8 @@ from typing import Any
 
 from journal import EventLog, read_journal, read_sentinel
 from journal.diagnosis import CharacterDiagnosis, EventInfo, EventList, JournalStats, SentinelInfo
+from journal.events import entry_ref
 from journal.fixtures.seed import EVIDENCE_MARKER
-from journal.handlers import entry_ref
 from journal.servermigrations import MARKER_SECTION
 from journal.views import PERSONA, REFLECTIONS
 

@@ -23,8 +23,8 @@ from journal.diagnosis import diagnose_character
 from journal.diagnosis.scan import scan_journal
 from journal.dryrun import dry_run
 from journal.errors import ViewDriftError
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event, make_event
-from journal.handlers import PERSONA_EVIDENCE_KEYS, archive_target, default_registry, entry_ref, run_handler
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, encode_event, entry_ref, make_event
+from journal.handlers import PERSONA_EVIDENCE_KEYS, archive_target, default_registry, run_handler
 from journal.reader import read_journal
 from journal.stores import MemoryStore
 from journal.views import write_sentinel

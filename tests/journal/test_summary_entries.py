@@ -3,7 +3,7 @@
 A check reads summaries: each record of a declared type is decoded into its type's own summary,
 whose decoder checks the fields that name the entry (:data:`journal.events.SUMMARY_TYPES`, built
 from :data:`journal.events.ENTRY_FIELDS`), so the entry is read off the record; anything that
-summary refuses takes the reader's exact path. The exact entry is :func:`journal.handlers.entry_ref`
+summary refuses takes the reader's exact path. The exact entry is :func:`journal.events.entry_ref`
 on the payload as Python's ``json`` parses it (``read_journal``'s events). Both must give the same
 events, entries, kept keys, lines, offsets and defects: on every fixture case, and on random
 journals with unknown types, missing fields, fields of the wrong JSON type, null ids, repeated

@@ -29,8 +29,8 @@ from journal.diagnosis import CharacterDiagnosis, EventInfo, diagnose_character
 from journal.diagnosis.eventlist import find_events
 from journal.dryrun import DryRun, FolderDiff, dry_run, predict_run
 from journal.dryrun import leftover_temp_files as leftover_temp_files
-from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event
-from journal.handlers import HandlerRegistry, entry_ref
+from journal.events import JOURNAL_NAME, SENTINEL_NAME, Clock, Event, entry_ref
+from journal.handlers import HandlerRegistry
 from journal.park import read_parked
 from journal.repair import Fragment, JournalRepair, RepairRefusedError, plan_repair, undecodable_fragments
 from journal.replayreport import ReplayReport, ReplayStop
