@@ -221,35 +221,50 @@ class TimelineView(QTableView):
         first = max(0, self.rowAt(0))
         sampled = range(rows) if precision < 0 or rows <= precision else range(first, min(rows, first + precision))
         widest = 0
+        # A column of a thousand rows holds a few distinct texts in a few fonts: each is measured
+        # once (a QFontMetrics built and asked per row was most of a 1M-event opening's GUI time).
+        measured: dict[tuple[str, str], int] = {}
+        metrics: dict[str, QFontMetrics] = {}
         for r in sampled:
             index = model.index(r, col)
             text = index.data(Qt.ItemDataRole.DisplayRole)
             if text:
                 font = index.data(Qt.ItemDataRole.FontRole) or self.font()
-                widest = max(widest, QFontMetrics(font).horizontalAdvance(str(text)))
+                key = (font.key(), str(text))
+                width = measured.get(key)
+                if width is None:
+                    fm = metrics.get(key[0])
+                    if fm is None:
+                        fm = metrics[key[0]] = QFontMetrics(font)
+                    width = measured[key] = fm.horizontalAdvance(key[1])
+                widest = max(widest, width)
         return widest + TEXT_MARGINS + 2
 
-    def _fit_to_rows(self) -> None:
+    def _fit_to_rows(self) -> dict[int, int]:
         """Type and State at the widths of the rows now there (before :meth:`fit_columns`
-        narrows them to the room)."""
+        narrows them to the room); returns the natural widths it measured."""
         header = self.horizontalHeader()
+        natural = self._natural_widths()
         self._fitting = True
         try:
-            for col, width in self._natural_widths().items():
+            for col, width in natural.items():
                 if col in (COL_TYPE, COL_STATE) and not header.isSectionHidden(col):
                     header.resizeSection(col, width)
         finally:
             self._fitting = False
-        self.fit_columns()
+        self.fit_columns(natural)
+        return natural
 
-    def fit_columns(self) -> None:
+    def fit_columns(self, natural: dict[int, int] | None = None) -> None:
         """While the user has not laid the columns out (:attr:`auto_fit`): Type, Entry and State take
         their natural widths, or less when that is what it takes for them and # to show without
         scrolling sideways (they elide in the middle; the tooltip has the full text)."""
         if not self.auto_fit or self.model() is None:
             return
         header = self.horizontalHeader()
-        natural = self._natural_widths()
+        # ``natural``: the widths the caller just measured for the same rows (measuring samples a
+        # thousand rows' cells; once per change is enough).
+        natural = natural or self._natural_widths()
         fm = QFontMetrics(self.font())
         floors = {
             COL_TYPE: fm.horizontalAdvance("persona.fact"),
@@ -299,8 +314,7 @@ class TimelineView(QTableView):
 
     def _on_rows_changed(self, *_args: Any) -> None:
         header = self.horizontalHeader()
-        if self.auto_fit:
-            self._fit_to_rows()
+        natural = self._fit_to_rows() if self.auto_fit else None
         # The # column grows with the journal (a 7-digit index is never cut), never shrinks under the user.
         if not header.isSectionHidden(COL_INDEX) and header.sectionSize(COL_INDEX) < self._index_width():
             self._fitting = True
@@ -308,7 +322,7 @@ class TimelineView(QTableView):
                 header.resizeSection(COL_INDEX, self._index_width())
             finally:
                 self._fitting = False
-            self.fit_columns()
+            self.fit_columns(natural)  # the index width is in the widths measured above
         self.refresh_marks()
 
     def _keep_state_colours_under_selection(self, base: QPalette | None = None) -> None:
