@@ -238,8 +238,6 @@ class SessionController(QObject):
             return
         tl = preview.timeline
         cache = SummaryCache(tl, RecordReader(preview.char_dir / JOURNAL_NAME), redact=self.redact)
-        for index, (etype, payload) in preview.payloads.items():
-            cache.put(index, etype, payload)
         self.characters_model.set_rows([CharacterRow.preview(tl.name)])
         if self.current is not None:
             self._current_before_preview = self.current

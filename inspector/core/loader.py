@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -44,13 +44,14 @@ PROGRESS_INTERVAL = 0.2
 class Preview:
     """The first rows of the first character, before the diagnosis is done.
 
+    Its summaries are read on demand like the full timeline's (a row's record read back by its
+    offset): the few dozen rows on screen, not the thousands the first megabyte holds.
+
     Attributes:
         timeline: a provisional timeline (states shown as loading).
-        payloads: event index → (type, payload) of the preview events, for summaries.
     """
 
     timeline: CharacterTimeline
-    payloads: dict[int, tuple[str, object]] = field(default_factory=dict)
 
     @property
     def char_dir(self) -> Path:
@@ -140,7 +141,7 @@ def read_preview(char_dir: Path, max_bytes: int = PREVIEW_BYTES) -> Preview:
         for i, ev in enumerate(events_read)
     ]
     timeline = provisional_timeline(char_dir.name, str(char_dir), infos, defects)
-    return Preview(timeline, {i: (ev.type, ev.payload) for i, ev in enumerate(events_read)})
+    return Preview(timeline)
 
 
 def load_location(
