@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, MutableSequence, Sequence
-from itertools import accumulate, chain, islice
+from itertools import accumulate, chain
 from operator import attrgetter, itemgetter
 from typing import Any, overload
 
@@ -25,37 +25,48 @@ _offset = attrgetter("offset")
 
 
 class _Texts:
-    """Strings kept packed, one ``str`` per batch and where each string ends in it: a million
-    ``ts`` strings take ~34 MB this way instead of ~88 MB as objects (memory per event)."""
+    """Strings kept packed, one ``str`` per batch: a million ``ts`` strings take ~26 MB this way
+    instead of ~88 MB as objects (memory per event). A batch whose strings are all as long (the
+    writers' ``ts`` always are) keeps only that length; any other keeps where each string ends."""
 
-    __slots__ = ("_chunks", "_ends", "_over", "_starts")
+    __slots__ = ("_chunks", "_count", "_ends", "_firsts", "_over", "_widths")
 
     def __init__(self) -> None:
         self._chunks: list[str] = []
-        self._starts: list[int] = []  # where each chunk starts in the strings end to end
-        self._ends = array("q")  # where each string ends in them
+        self._firsts = array("q")  # the index of each chunk's first string
+        self._widths = array("q")  # the length of each string of a chunk, or -1: see _ends
+        self._ends: dict[int, array[int]] = {}  # by chunk of -1: where each string ends in it
         self._over: dict[int, str] = {}  # strings replaced after they were packed
+        self._count = 0
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return self._count
 
     def extend(self, texts: list[str]) -> None:
         if not texts:
             return
-        total = self._ends[-1] if self._ends else 0
-        self._starts.append(total)
-        self._chunks.append("".join(texts))
-        self._ends.extend(islice(accumulate(map(len, texts), initial=total), 1, None))
+        joined = "".join(texts)
+        width = len(texts[0])
+        if len(joined) != width * len(texts) or min(map(len, texts)) != width:  # not all as long
+            self._ends[len(self._chunks)] = array("q", accumulate(map(len, texts)))
+            width = -1
+        self._chunks.append(joined)
+        self._firsts.append(self._count)
+        self._widths.append(width)
+        self._count += len(texts)
 
     def __getitem__(self, i: int) -> str:
         if self._over and i in self._over:
             return self._over[i]
-        ends = self._ends
-        stop = ends[i]
-        start = ends[i - 1] if i else 0
-        k = bisect_right(self._starts, start) - 1
-        base = self._starts[k]
-        return self._chunks[k][start - base : stop - base]
+        if not 0 <= i < self._count:
+            raise IndexError("event index out of range")
+        k = bisect_right(self._firsts, i) - 1
+        j = i - self._firsts[k]
+        width = self._widths[k]
+        if width >= 0:
+            return self._chunks[k][j * width : (j + 1) * width]
+        ends = self._ends[k]
+        return self._chunks[k][ends[j - 1] if j else 0 : ends[j]]
 
     def __setitem__(self, i: int, text: str) -> None:
         self._over[i] = text

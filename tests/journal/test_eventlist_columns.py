@@ -9,6 +9,7 @@ import dataclasses
 import pickle
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,3 +150,49 @@ def test_entry_ref_names_one_entry_from_a_payload_and_from_its_keys(etype: str, 
     """The diagnosis asks :func:`entry_ref` with the decoded :class:`EntryKeys` (read as
     attributes), the window with the parsed payload (read with ``get``): one rule, same answer."""
     assert entry_ref(etype, EntryKeys.of(payload)) == entry_ref(etype, payload)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.just("2026-01-01T10:00:00.123456"),
+            st.just("2026-01-01T10:00:01.000001"),
+            st.just(""),
+            st.text(max_size=30),
+        ),
+        max_size=60,
+    ),
+    st.data(),
+)
+def test_ts_read_back_from_batches_of_equal_and_of_unequal_lengths(ts: list[str], data: st.DataObject) -> None:
+    """The reader's batches keep ``ts`` packed, by one length where a batch's are all as long
+    (a batch of writers' timestamps, or of empty ones) and by where each ends where they are not:
+    each reads back as it went in, and so does one replaced after it was packed."""
+    records = [
+        EventSummary(f"id-{i}", "reflection.evidence_updated", t, EntryKeys(), i + 1, i) for i, t in enumerate(ts)
+    ]
+    ev = EventList()
+    pos = 0
+    while pos < len(records):
+        step = data.draw(st.integers(1, 12))
+        ev.take_records(records[pos : pos + step])
+        pos += step
+    assert [ev.ts(i) for i in range(len(ts))] == ts
+    assert [e.ts for e in ev] == ts
+    if ts:
+        j = data.draw(st.integers(0, len(ts) - 1))
+        ev[j] = dataclasses.replace(ev[j], ts="changed")
+        assert [ev.ts(i) for i in range(len(ts))] == [*ts[:j], "changed", *ts[j + 1 :]]
+        assert ev.ts(-1) == ev[len(ts) - 1].ts
+    with pytest.raises(IndexError):
+        ev.ts(len(ts))
+
+
+def test_ts_of_unequal_lengths_that_add_up_as_if_equal_read_back() -> None:
+    """A batch whose lengths differ but add up to the first one's times their number (1 + 2 + 0)."""
+    ts = ["a", "bc", "", "2026-01-01T10:00:00.123456"]
+    ev = EventList()
+    ev.take_records([EventSummary(f"id-{i}", "x.y", t, EntryKeys(), i + 1, i) for i, t in enumerate(ts[:3])])
+    ev.take_records([EventSummary("id-3", "x.y", ts[3], EntryKeys(), 4, 3)])
+    assert [ev.ts(i) for i in range(4)] == ts
