@@ -185,7 +185,6 @@ def window_run(root: Path, appends: int, extras: bool, args: argparse.Namespace,
     """Open ``root`` in the real window (offscreen), time it; then (``extras``) search its payloads
     and measure frame gaps during re-diagnoses; then measure live appends."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ["MEMORY_INSPECTOR_CONFIG_DIR"] = tempfile.mkdtemp(prefix="bench-gui-cfg-")
     from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer
 
     from inspector.app import build_window, make_application
@@ -642,7 +641,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.writer:
         return writer(Path(args.writer), args.appends)
     if args.window:
-        return window_run(Path(args.window), args.appends, args.extras, args, Path(args.out))
+        # The window's settings go to a folder of its own, removed after it (each run left one in /tmp).
+        with tempfile.TemporaryDirectory(prefix="bench-gui-cfg-") as cfg:
+            os.environ["MEMORY_INSPECTOR_CONFIG_DIR"] = cfg
+            return window_run(Path(args.window), args.appends, args.extras, args, Path(args.out))
 
     tmp = None
     base = Path(args.keep) if args.keep else Path(tmp := tempfile.mkdtemp(prefix="bench-gui-"))
