@@ -37,7 +37,10 @@ def loaded(qtbot, inspector_window, tmp_path):  # noqa: F811
 
 def _summary_image(window, row):
     view = window.timeline
-    rect = view.cell_rect(view.model().index(row, COL_SUMMARY))
+    index = view.model().index(row, COL_SUMMARY)
+    view.scrollTo(index)  # the timeline follows new rows: the row may be scrolled away on a busy run
+    rect = view.cell_rect(index)
+    assert not rect.isEmpty()  # two null grabs would compare equal
     view.viewport().repaint()
     return view.viewport().grab(rect).toImage()
 
