@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from operator import attrgetter
 from typing import Annotated, Any, Literal, Union, cast, get_args
@@ -264,12 +264,13 @@ def entry_ref(event_type: object, payload: Any) -> str | None:
         values = [getattr(payload, name, None) for name in names]
     else:
         return None
-    named: list[str] = []
-    for value in values:
-        if not (isinstance(value, str) and value):
-            return None
-        named.append(value)
-    return "/".join(named)
+    return join_entry([value if isinstance(value, str) and value else None for value in values])
+
+
+def join_entry(values: Sequence[str | None]) -> str | None:
+    """The entry named by its naming values in :data:`ENTRY_FIELDS` order: joined by ``/``;
+    ``None`` when one is missing. The one join of :func:`entry_ref` and the per-type summaries."""
+    return None if None in values else "/".join(cast("Sequence[str]", values))
 
 
 class EventSummary(msgspec.Struct, gc=False):
@@ -309,8 +310,7 @@ _NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
 
 def _joined(getter: Callable[[Any], Any]) -> Callable[[Any], str | None]:
     def entry(summary: Any) -> str | None:
-        values = getter(summary)
-        return None if None in values else "/".join(values)
+        return join_entry(getter(summary))
 
     return entry
 
